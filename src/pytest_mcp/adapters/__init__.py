@@ -1,0 +1,1 @@
+"""Adapters: the technology-specific implementations of the ports, and the MCP delivery layer."""

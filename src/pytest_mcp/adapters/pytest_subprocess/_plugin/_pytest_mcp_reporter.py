@@ -1,0 +1,173 @@
+"""pytest-mcp's reporter, loaded into the *target* pytest with ``-p _pytest_mcp_reporter``.
+
+It must run on Python >= 3.9 and pytest >= 7 with nothing else installed, so it uses the
+standard library only. It writes one JSON object per line to the file given by
+``--pytest-mcp-report``; the counts come from pytest's own terminal statistics, so they
+match the summary line exactly.
+"""
+
+import json
+import time
+
+import pytest
+
+MESSAGE_LIMIT = 4000
+TRACEBACK_HEAD = 1500
+TRACEBACK_TAIL = 6000
+CAPTURE_LIMIT = 4000
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("pytest-mcp", "pytest-mcp reporter (internal)")
+    group.addoption("--pytest-mcp-report", default=None, help="JSON-lines report path (internal).")
+    group.addoption("--pytest-mcp-mode", default="run", choices=("run", "collect"), help="(internal)")
+    group.addoption("--pytest-mcp-passed", action="store_true", default=False, help="(internal)")
+
+
+def _cut(text, head, tail):
+    if text is None or len(text) <= head + tail:
+        return text
+    cut = len(text) - head - tail
+    return "%s\n[... %d characters cut by pytest-mcp ...]\n%s" % (text[:head], cut, text[-tail:])
+
+
+def _location(location):
+    if not location:
+        return None
+    path, lineno = location[0], location[1]
+    return path if lineno is None else "%s:%d" % (path, lineno + 1)
+
+
+class Reporter:
+    def __init__(self, config, path):
+        self.config = config
+        self.mode = config.getoption("--pytest-mcp-mode")
+        self.include_passed = config.getoption("--pytest-mcp-passed")
+        self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in unconfigure
+        self.started = time.perf_counter()
+        self.items = 0
+
+    def emit(self, event):
+        self.file.write(json.dumps(event) + "\n")
+
+    def close(self):
+        self.file.close()
+
+    def _category(self, report):
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        category = status[0] if status else ""
+        if category in OUTCOMES:
+            return category
+        if report.failed:
+            return "error" if report.when != "call" else "failed"
+        return "skipped" if report.skipped else "passed"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report):
+        outcome = self._category(report)
+        if outcome == "passed" and (report.when != "call" or not self.include_passed):
+            return
+        message = None
+        longrepr = report.longrepr
+        if outcome in ("xfailed", "xpassed"):
+            message = getattr(report, "wasxfail", "") or None
+        elif isinstance(longrepr, tuple) and len(longrepr) == 3:
+            message = str(longrepr[2])
+        elif longrepr is not None:
+            crash = getattr(longrepr, "reprcrash", None)
+            message = crash.message if crash is not None else str(longrepr).strip().splitlines()[-1:]
+            if isinstance(message, list):
+                message = message[0] if message else None
+        traceback = None
+        if report.failed:
+            traceback = _cut(report.longreprtext, TRACEBACK_HEAD, TRACEBACK_TAIL)
+        self.emit(
+            {
+                "e": "test",
+                "node_id": report.nodeid,
+                "outcome": outcome,
+                "phase": report.when,
+                "location": _location(report.location),
+                "message": _cut(message, MESSAGE_LIMIT // 4, MESSAGE_LIMIT - MESSAGE_LIMIT // 4),
+                "traceback": traceback,
+                "duration": round(report.duration, 6),
+                "stdout": _cut(report.capstdout, 0, CAPTURE_LIMIT) or None if report.failed else None,
+                "stderr": _cut(report.capstderr, 0, CAPTURE_LIMIT) or None if report.failed else None,
+            }
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collectreport(self, report):
+        if not report.failed:
+            return
+        text = report.longreprtext
+        message = None
+        for line in reversed(text.splitlines()):
+            if line.startswith("E   "):
+                message = line[4:].strip()
+                break
+        if message is None:
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            message = lines[-1] if lines else "collection failed"
+        self.emit(
+            {
+                "e": "collect_error",
+                "node_id": report.nodeid,
+                "message": _cut(message, MESSAGE_LIMIT // 4, MESSAGE_LIMIT - MESSAGE_LIMIT // 4),
+                "traceback": _cut(text, TRACEBACK_HEAD, TRACEBACK_TAIL),
+            }
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session):
+        self.items = len(session.items)
+        if self.mode != "collect":
+            return
+        for item in session.items:
+            location = item.location
+            markers = []
+            for mark in item.iter_markers():
+                if mark.name not in markers:
+                    markers.append(mark.name)
+            self.emit(
+                {
+                    "e": "item",
+                    "node_id": item.nodeid,
+                    "file": location[0],
+                    "line": None if location[1] is None else location[1] + 1,
+                    "markers": markers,
+                }
+            )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        counts = dict.fromkeys(OUTCOMES + ("deselected",), 0)
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(terminal, "stats", {}) if terminal is not None else {}
+        for key, reports in stats.items():
+            if key in counts:
+                counts[key] = sum(1 for r in reports if getattr(r, "count_towards_summary", True))
+        self.emit(
+            {
+                "e": "summary",
+                "exit_code": int(exitstatus),
+                "total": self.items,
+                "counts": counts,
+                "duration": round(time.perf_counter() - self.started, 6),
+            }
+        )
+        self.file.flush()
+
+
+def pytest_configure(config):
+    path = config.getoption("--pytest-mcp-report")
+    if not path or hasattr(config, "workerinput"):  # xdist workers report through the controller
+        return
+    config.pluginmanager.register(Reporter(config, path), "pytest-mcp-reporter")
+
+
+def pytest_unconfigure(config):
+    reporter = config.pluginmanager.get_plugin("pytest-mcp-reporter")
+    if reporter is not None:
+        reporter.close()

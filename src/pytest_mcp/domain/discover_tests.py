@@ -1,0 +1,67 @@
+"""The discover_tests use case."""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from pytest_mcp.domain.failures import execution_failure
+from pytest_mcp.domain.models import DiscoveryResult
+from pytest_mcp.domain.requests import DiscoverTestsRequest, RequestPolicy
+from pytest_mcp.domain.runs import CollectSpec
+from pytest_mcp.ports.presenter import ResultPresenter
+from pytest_mcp.ports.test_runner import TestRunner
+
+T = TypeVar("T")
+
+
+class DiscoverTests(Generic[T]):
+    """Collect the tests under a path and present every one of them.
+
+    Rules:
+    - Collection errors are part of the answer: discovery exists to show what can and
+      cannot be collected, so pytest's exit 2 *with* collection errors is a result.
+    - Exit 0 and 5 (nothing collected) are results too.
+    - Any other ending (usage error, internal error, interrupt without collection errors,
+      timeout, signal, pytest unavailable) raises ExecutionFailed.
+    - The policy's default timeout applies.
+    """
+
+    def __init__(self, runner: TestRunner, presenter: ResultPresenter[T], policy: RequestPolicy) -> None:
+        self._runner = runner
+        self._presenter = presenter
+        self._policy = policy
+
+    async def execute(self, request: DiscoverTestsRequest) -> T:
+        timeout = self._policy.default_timeout
+        report = await self._runner.collect(
+            CollectSpec(path=request.path, markers=request.markers, keywords=request.keywords, timeout=timeout)
+        )
+        termination = report.termination
+        collection_errors_are_data = (
+            termination.kind == "exited"
+            and termination.exit_code == 2
+            and report.finished
+            and bool(report.collection_errors)
+        )
+        if not collection_errors_are_data:
+            failure = execution_failure(
+                termination,
+                command=report.command,
+                duration=report.duration,
+                stdout=report.stdout,
+                stderr=report.stderr,
+                collection_errors=report.collection_errors,
+                timeout=timeout,
+                session_finished=report.finished,
+            )
+            if failure is not None:
+                raise failure
+        result = DiscoveryResult(
+            exit_code=termination.exit_code or 0,
+            total=len(report.tests),
+            deselected=report.deselected,
+            tests=report.tests,
+            collection_errors=report.collection_errors,
+            command=report.command,
+        )
+        return self._presenter.present_discovery(result)

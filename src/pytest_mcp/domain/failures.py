@@ -1,0 +1,103 @@
+"""Exit-code semantics: which endings of a pytest process are results and which are errors."""
+
+from __future__ import annotations
+
+import re
+
+from pytest_mcp.domain.errors import ExecutionFailed, FailureDetails
+from pytest_mcp.domain.models import CollectionError
+from pytest_mcp.domain.runs import Termination
+from pytest_mcp.domain.text import keep_tail, last_line
+
+RESULT_EXIT_CODES = (0, 1, 5)
+_TAIL_CHARS = 4000
+_FAULTHANDLER_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def collection_error_lines(errors: tuple[CollectionError, ...]) -> str:
+    return "\n".join(f"- {error.node_id}: {error.message}" for error in errors)
+
+
+def execution_failure(
+    termination: Termination,
+    *,
+    command: tuple[str, ...],
+    duration: float,
+    stdout: str,
+    stderr: str,
+    collection_errors: tuple[CollectionError, ...],
+    timeout: float,
+    session_finished: bool,
+) -> ExecutionFailed | None:
+    """The error for a run that gave no trustworthy result, or None when the run is a result.
+
+    A run is a result only when pytest exited with 0, 1 or 5 *and* finished its session;
+    everything else is an ExecutionFailed whose message alone tells a model what happened.
+    """
+    details = FailureDetails(
+        exit_code=termination.exit_code,
+        command=command,
+        duration=duration,
+        stdout_tail=keep_tail(stdout, _TAIL_CHARS),
+        stderr_tail=keep_tail(stderr, _TAIL_CHARS),
+        collection_errors=tuple(error.model_dump() for error in collection_errors),
+        signal=termination.signal,
+    )
+    if termination.kind == "timed_out":
+        return ExecutionFailed(
+            "timeout",
+            f"pytest did not finish within {timeout:g}s and was stopped with all its child processes; "
+            "run fewer tests or pass a larger timeout",
+            details,
+        )
+    if termination.kind == "pytest_unavailable":
+        return ExecutionFailed("pytest_unavailable", termination.detail or "pytest could not be started", details)
+    if termination.kind == "signalled":
+        where = _crash_site(stderr)
+        return ExecutionFailed(
+            "crashed",
+            f"pytest was killed by {termination.signal or 'a signal'}"
+            + (f" while running {where}" if where else "")
+            + "; no results are available",
+            details,
+        )
+    code = termination.exit_code
+    if code in RESULT_EXIT_CODES and session_finished:
+        return None
+    if code == 2:
+        if collection_errors:
+            count = len(collection_errors)
+            noun = "error" if count == 1 else "errors"
+            return ExecutionFailed(
+                "interrupted",
+                f"pytest was interrupted: {count} {noun} during collection\n"
+                + collection_error_lines(collection_errors),
+                details,
+            )
+        reason = last_line(stdout, startswith="!") or last_line(stderr) or "exit code 2"
+        return ExecutionFailed("interrupted", f"pytest was interrupted: {reason.strip('! ')}", details)
+    if code == 4:
+        reason = last_line(stderr, startswith="ERROR:") or last_line(stderr) or last_line(stdout) or ""
+        return ExecutionFailed("usage_error", f"pytest reported a usage error: {reason}".rstrip(": "), details)
+    if code == 3:
+        reason = last_line(stderr, startswith="INTERNALERROR>") or last_line(stdout, startswith="INTERNALERROR>")
+        text = reason.removeprefix("INTERNALERROR>").strip() if reason else "no details"
+        return ExecutionFailed("internal_error", f"pytest hit an internal error: {text}", details)
+    return ExecutionFailed(
+        "internal_error",
+        f"pytest exited with code {code} without finishing its session "
+        "(a test or conftest may have called sys.exit or os._exit); results are unavailable",
+        details,
+    )
+
+
+def _crash_site(stderr: str) -> str | None:
+    """The innermost test frame faulthandler printed for the crashing thread, if any."""
+    marker = stderr.rfind("most recent call first")
+    if marker < 0:
+        return None
+    for match in _FAULTHANDLER_FRAME.finditer(stderr, marker):
+        path = match["file"]
+        if "site-packages" not in path and "/lib/python" not in path:
+            return f"{match['func']} ({path.rsplit('/', 1)[-1]}:{match['line']})"
+    return None

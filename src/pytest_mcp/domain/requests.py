@@ -1,0 +1,179 @@
+"""Tool requests, parsed once at the edge: after `parse`, a request is proven safe to run."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from pytest_mcp.domain.errors import FieldError, InvalidArguments
+from pytest_mcp.domain.models import Detail
+
+
+@dataclass(frozen=True)
+class RequestPolicy:
+    """Limits that bound every request and its answer; set by configuration, enforced here."""
+
+    root: Path
+    default_timeout: int = 300
+    max_timeout: int = 3600
+    max_node_ids: int = 500
+    max_node_id_length: int = 2000
+    max_expression_length: int = 1000
+    text_output_chars: int = 2000
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.default_timeout <= self.max_timeout:
+            raise ValueError(
+                f"default timeout {self.default_timeout}s must be between 1 and the maximum {self.max_timeout}s"
+            )
+
+
+def _has_control_character(text: str) -> bool:
+    # Cc covers C0, DEL and C1; Zl/Zp are the Unicode line and paragraph separators.
+    return any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in text)
+
+
+def _check_text(value: str, max_length: int) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or blank; omit the field instead")
+    if len(value) > max_length:
+        raise ValueError(f"is {len(value)} characters long; the limit is {max_length}")
+    if _has_control_character(value):
+        raise ValueError("contains a control character (NUL, newline, escape, ...)")
+    return value
+
+
+def _check_path(value: str, root: Path) -> str:
+    """Accept a path relative to `root` that stays inside it after symlinks are followed."""
+    if value.startswith("-"):
+        raise ValueError("starts with '-', which pytest would read as an option")
+    if value.startswith(("/", "\\")) or PurePosixPath(value).is_absolute() or (len(value) > 1 and value[1] == ":"):
+        raise ValueError("is an absolute path; give a path relative to the project root")
+    resolved = (root / value).resolve()
+    if resolved != root and root not in resolved.parents:
+        raise ValueError("resolves outside the project root")
+    return value
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    tool: ClassVar[str]
+
+    @classmethod
+    def parse(cls, arguments: Mapping[str, Any] | None, policy: RequestPolicy) -> Self:
+        """Validate raw tool arguments, or raise InvalidArguments naming every bad field."""
+        try:
+            return cls.model_validate(dict(arguments or {}), context=policy)
+        except ValidationError as exc:
+            raise InvalidArguments(cls.tool, [_field_error(cls, err) for err in exc.errors()]) from None
+
+    @classmethod
+    def _policy(cls, info: ValidationInfo) -> RequestPolicy:
+        if not isinstance(info.context, RequestPolicy):
+            raise TypeError(f"{cls.__name__} must be built with {cls.__name__}.parse(arguments, policy)")
+        return info.context
+
+    @field_validator("markers", "keywords", check_fields=False)
+    @classmethod
+    def _expression(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        return _check_text(value, cls._policy(info).max_expression_length)
+
+
+def _field_error(model: type[BaseModel], err: Any) -> FieldError:
+    loc = err["loc"]
+    name = ".".join(str(part) for part in loc if not isinstance(part, int))
+    for part in loc:
+        if isinstance(part, int):
+            name += f"[{part}]"
+    if err["type"] == "extra_forbidden":
+        accepted = ", ".join(model.model_fields)
+        return FieldError(name, f"unknown parameter; accepted parameters are: {accepted}")
+    message = err["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    return FieldError(name or "arguments", message[:1].lower() + message[1:])
+
+
+class ExecuteTestsRequest(_Request):
+    """What execute_tests accepts, and nothing more."""
+
+    tool: ClassVar[str] = "execute_tests"
+
+    node_ids: list[str] = Field(
+        default_factory=list,
+        description="Test files, directories or node ids relative to the root. Empty: pytest's default selection.",
+    )
+    markers: str | None = Field(None, description="Marker expression, as for `pytest -m`.")
+    keywords: str | None = Field(None, description="Keyword expression, as for `pytest -k`.")
+    maxfail: int | None = Field(None, ge=1, description="Stop after this many failures.")
+    failfast: bool = Field(False, description="Stop at the first failure (same as maxfail=1).")
+    verbosity: int = Field(0, ge=-2, le=2, description="Verbosity of text_output, from -2 (-qq) to 2 (-vv).")
+    show_capture: bool = Field(True, description="Include captured stdout/stderr of failing tests.")
+    timeout: int | None = Field(None, ge=1, description="Seconds before the run is stopped.")
+    detail: Detail = Field(
+        "failures", description="'summary': counts only; 'failures': non-passing tests; 'all': every test."
+    )
+
+    @field_validator("node_ids")
+    @classmethod
+    def _node_ids(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        policy = cls._policy(info)
+        if len(value) > policy.max_node_ids:
+            raise ValueError(f"has {len(value)} entries; the limit is {policy.max_node_ids}")
+        problems = []
+        for index, node_id in enumerate(value):
+            try:
+                _check_text(node_id, policy.max_node_id_length)
+                _check_path(node_id.split("::", 1)[0], policy.root)
+            except ValueError as exc:
+                problems.append(f"[{index}] {exc}")
+        if problems:
+            raise ValueError("; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+        return value
+
+    @field_validator("timeout")
+    @classmethod
+    def _timeout(cls, value: int | None, info: ValidationInfo) -> int | None:
+        policy = cls._policy(info)
+        if value is not None and value > policy.max_timeout:
+            raise ValueError(f"is {value}s; the configured maximum is {policy.max_timeout}s")
+        return value
+
+    @field_validator("failfast")
+    @classmethod
+    def _failfast(cls, value: bool, info: ValidationInfo) -> bool:
+        # Fields validate in declaration order, so maxfail is already in info.data.
+        if value and info.data.get("maxfail") is not None:
+            raise ValueError("cannot be combined with maxfail; give one of them")
+        return value
+
+    @property
+    def effective_maxfail(self) -> int | None:
+        return 1 if self.failfast else self.maxfail
+
+
+class DiscoverTestsRequest(_Request):
+    """What discover_tests accepts, and nothing more."""
+
+    tool: ClassVar[str] = "discover_tests"
+
+    path: str | None = Field(None, description="A file, directory or node id relative to the root.")
+    markers: str | None = Field(None, description="Marker expression, as for `pytest -m`.")
+    keywords: str | None = Field(None, description="Keyword expression, as for `pytest -k`.")
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        policy = cls._policy(info)
+        _check_text(value, policy.max_node_id_length)
+        _check_path(value.split("::", 1)[0], policy.root)
+        return value

@@ -1,0 +1,65 @@
+"""What a test runner is asked to do, and the raw facts it reports back."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from pytest_mcp.domain.models import CollectedTest, CollectionError, ReportedTest, Summary, _Value
+
+TerminationKind = Literal["exited", "signalled", "timed_out", "pytest_unavailable"]
+
+
+class RunSpec(_Value):
+    """A fully resolved pytest run: every default applied, every value validated."""
+
+    node_ids: tuple[str, ...] = ()
+    markers: str | None = None
+    keywords: str | None = None
+    maxfail: int | None = None
+    verbosity: int = 0
+    show_capture: bool = True
+    timeout: float = 300.0
+    include_passed: bool = False
+
+
+class CollectSpec(_Value):
+    path: str | None = None
+    markers: str | None = None
+    keywords: str | None = None
+    timeout: float = 300.0
+
+
+class Termination(_Value):
+    """How the pytest process ended."""
+
+    kind: TerminationKind
+    exit_code: int | None = None
+    signal: str | None = Field(None, description="Signal name, e.g. SIGSEGV, when kind is 'signalled'.")
+    detail: str | None = Field(None, description="Why pytest could not be started, when unavailable.")
+
+
+class RunReport(_Value):
+    """Everything a runner observed about one run. `summary` is None when pytest never finished a session."""
+
+    termination: Termination
+    command: tuple[str, ...]
+    duration: float
+    summary: Summary | None = None
+    tests: tuple[ReportedTest, ...] = ()
+    collection_errors: tuple[CollectionError, ...] = ()
+    stdout: str = ""
+    stderr: str = ""
+
+
+class CollectionReport(_Value):
+    termination: Termination
+    command: tuple[str, ...]
+    duration: float
+    finished: bool = Field(False, description="True when pytest completed its collection session.")
+    tests: tuple[CollectedTest, ...] = ()
+    deselected: int = 0
+    collection_errors: tuple[CollectionError, ...] = ()
+    stdout: str = ""
+    stderr: str = ""

@@ -1,0 +1,28 @@
+"""The test-runner port."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec
+
+
+class TestRunner(Protocol):
+    """Runs or collects a project's tests and reports what happened, without judging it.
+
+    Promises:
+    - `run` and `collect` return a report for every way pytest can end: a normal exit, a
+      signal, a timeout (`termination.kind == "timed_out"`), or pytest being unavailable.
+      Classifying those endings is the use case's job, not the runner's.
+    - When the call is cancelled, everything the runner started is stopped before the
+      cancellation propagates; nothing outlives the call.
+    - Output held in the report is bounded, with explicit truncation markers.
+
+    Raises only on its own bugs. It never modifies the project beyond what pytest writes.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    async def run(self, spec: RunSpec) -> RunReport: ...
+
+    async def collect(self, spec: CollectSpec) -> CollectionReport: ...
