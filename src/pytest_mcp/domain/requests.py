@@ -73,6 +73,27 @@ class _Request(BaseModel):
             raise InvalidArguments(cls.tool, [_field_error(cls, err) for err in exc.errors()]) from None
 
     @classmethod
+    def json_schema(cls, policy: RequestPolicy) -> dict[str, Any]:
+        """The published input schema, with the policy's limits written into it."""
+        schema = cls.model_json_schema()
+        schema.pop("title", None)
+        properties = schema["properties"]
+        for prop in properties.values():
+            prop.pop("title", None)
+        for name in ("markers", "keywords"):
+            if name in properties:
+                properties[name]["anyOf"][0]["maxLength"] = policy.max_expression_length
+        if "path" in properties:
+            properties["path"]["anyOf"][0]["maxLength"] = policy.max_node_id_length
+        if "node_ids" in properties:
+            properties["node_ids"]["maxItems"] = policy.max_node_ids
+            properties["node_ids"]["items"]["maxLength"] = policy.max_node_id_length
+        if "timeout" in properties:
+            properties["timeout"]["anyOf"][0]["maximum"] = policy.max_timeout
+            properties["timeout"]["description"] += f" Default {policy.default_timeout}."
+        return schema
+
+    @classmethod
     def _policy(cls, info: ValidationInfo) -> RequestPolicy:
         if not isinstance(info.context, RequestPolicy):
             raise TypeError(f"{cls.__name__} must be built with {cls.__name__}.parse(arguments, policy)")

@@ -1,0 +1,175 @@
+"""The MCP delivery adapter: tool listing, strict argument parsing, and error mapping."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import structlog
+from mcp import MCPError
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    Tool,
+)
+from pydantic import BaseModel
+
+from pytest_mcp.domain.discover_tests import DiscoverTests
+from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
+from pytest_mcp.domain.execute_tests import ExecuteTests
+from pytest_mcp.domain.models import DiscoveryResult, RunResult
+from pytest_mcp.domain.requests import DiscoverTestsRequest, ExecuteTestsRequest, RequestPolicy
+
+EXECUTION_ERROR = -32000
+"""JSON-RPC server-defined error: pytest ran (or tried to) but gave no trustworthy result."""
+
+_audit = structlog.get_logger("pytest_mcp.audit")
+
+
+@dataclass(frozen=True)
+class _ToolBinding:
+    name: str
+    description: str
+    request_type: type[ExecuteTestsRequest] | type[DiscoverTestsRequest]
+    result_type: type[BaseModel]
+    handler: Callable[[Any], Awaitable[CallToolResult]]
+
+
+def _digest(arguments: Mapping[str, Any] | None) -> str:
+    canonical = json.dumps(arguments or {}, sort_keys=True, default=repr, ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _argument_keys(arguments: Mapping[str, Any] | None) -> list[str]:
+    keys = sorted(str(key)[:64] for key in (arguments or {}))
+    return keys[:20] + (["..."] if len(keys) > 20 else [])
+
+
+def _output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return schema
+
+
+class McpToolServer:
+    """Owns the low-level MCP `Server` and the mapping from tool calls to use cases.
+
+    Error contract: bad arguments and unknown tools are -32602 naming the field and the
+    reason; pytest endings without a result are -32000 whose message carries the essentials
+    and whose data carries the structure; our own bugs are -32603 with a correlation id
+    (the traceback goes to the log only).
+    """
+
+    def __init__(
+        self,
+        execute_tests: ExecuteTests[CallToolResult],
+        discover_tests: DiscoverTests[CallToolResult],
+        policy: RequestPolicy,
+        version: str,
+    ) -> None:
+        self._policy = policy
+        self._tools = {
+            binding.name: binding
+            for binding in (
+                _ToolBinding(
+                    "execute_tests",
+                    "Run pytest on the project and return exact counts plus every non-passing test with "
+                    "its location, message and trimmed traceback. Test failures are results, not errors.",
+                    ExecuteTestsRequest,
+                    RunResult,
+                    execute_tests.execute,
+                ),
+                _ToolBinding(
+                    "discover_tests",
+                    "Collect tests without running them: every node id with its file, line and markers, "
+                    "plus collection errors.",
+                    DiscoverTestsRequest,
+                    DiscoveryResult,
+                    discover_tests.execute,
+                ),
+            )
+        }
+        self._listing = ListToolsResult(
+            tools=[
+                Tool(
+                    name=binding.name,
+                    description=binding.description,
+                    input_schema=binding.request_type.json_schema(policy),
+                    output_schema=_output_schema(binding.result_type),
+                )
+                for binding in self._tools.values()
+            ]
+        )
+        self.server: Server[Any] = Server(
+            "pytest-mcp",
+            version=version,
+            instructions="Run this project's pytest suite. Call discover_tests to list node ids and "
+            "execute_tests to run them; failures come back as data you can act on.",
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return self._listing
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        return await self.call(params.name, params.arguments)
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> CallToolResult:
+        """Run one tool call with the full error contract; also used by `pytest-mcp call`."""
+        started = time.perf_counter()
+        log = _audit.bind(tool=name, argument_keys=_argument_keys(arguments), args_digest=_digest(arguments))
+
+        def elapsed() -> float:
+            return round((time.perf_counter() - started) * 1000, 1)
+
+        binding = self._tools.get(name)
+        if binding is None:
+            log.warning("tool_call", outcome="invalid", field="name", reason="unknown tool", duration_ms=elapsed())
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"name: unknown tool {name[:100]!r}; available tools: {', '.join(self._tools)}",
+                data={"errors": [{"field": "name", "reason": "unknown tool"}]},
+            )
+        try:
+            request = binding.request_type.parse(arguments, self._policy)
+            result = await binding.handler(request)
+        except InvalidArguments as exc:
+            errors = [{"field": error.field, "reason": error.reason} for error in exc.errors]
+            log.warning("tool_call", outcome="invalid", errors=errors, duration_ms=elapsed())
+            raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"errors": errors}) from None
+        except ExecutionFailed as exc:
+            log.warning(
+                "tool_call", outcome=exc.reason, exit_code=exc.details.exit_code, duration_ms=elapsed()
+            )
+            raise MCPError(
+                code=EXECUTION_ERROR, message=exc.message, data={"reason": exc.reason, **exc.details.as_dict()}
+            ) from None
+        except anyio.get_cancelled_exc_class():
+            log.info("tool_call", outcome="cancelled", duration_ms=elapsed())
+            raise
+        except Exception:
+            correlation_id = uuid.uuid4().hex[:12]
+            log.exception("tool_call", outcome="internal_error", correlation_id=correlation_id, duration_ms=elapsed())
+            raise MCPError(
+                code=INTERNAL_ERROR,
+                message=f"pytest-mcp hit an internal error; quote correlation id {correlation_id} when reporting it",
+                data={"correlation_id": correlation_id},
+            ) from None
+        structured = result.structured_content or {}
+        log.info("tool_call", outcome="ok", exit_code=structured.get("exit_code"), duration_ms=elapsed())
+        return result

@@ -1,0 +1,53 @@
+"""The composition root: the only place where adapters are chosen and wired."""
+
+from __future__ import annotations
+
+from dependency_injector import containers, providers
+
+from pytest_mcp import __version__
+from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.mcp_presenter import McpPresenter
+from pytest_mcp.adapters.mcp_server import McpToolServer
+from pytest_mcp.adapters.pytest_subprocess.interpreter import resolve_interpreter
+from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
+from pytest_mcp.adapters.stdio_transport import StdioTransport
+from pytest_mcp.adapters.structlog_logging import configure_logging
+from pytest_mcp.domain.discover_tests import DiscoverTests
+from pytest_mcp.domain.execute_tests import ExecuteTests
+from pytest_mcp.domain.requests import RequestPolicy
+from pytest_mcp.settings import Settings
+
+
+class Container(containers.DeclarativeContainer):
+    config = providers.Configuration(strict=True)
+
+    logging = providers.Resource(configure_logging, level=config.log_level, fmt=config.log_format)
+
+    policy = providers.Singleton(
+        RequestPolicy, root=config.root, default_timeout=config.timeout, max_timeout=config.max_timeout
+    )
+
+    interpreter = providers.Singleton(resolve_interpreter, root=config.root, explicit=config.python)
+    subprocess_runner = providers.Singleton(SubprocessPytestRunner, python=interpreter, root=config.root)
+    fake_runner = providers.Singleton(FakeTestRunner)
+    runner = providers.Selector(config.runner, subprocess=subprocess_runner, fake=fake_runner)
+
+    presenter = providers.Singleton(McpPresenter)
+    execute_tests = providers.Factory(ExecuteTests, runner=runner, presenter=presenter, policy=policy)
+    discover_tests = providers.Factory(DiscoverTests, runner=runner, presenter=presenter, policy=policy)
+
+    tool_server = providers.Singleton(
+        McpToolServer,
+        execute_tests=execute_tests,
+        discover_tests=discover_tests,
+        policy=policy,
+        version=__version__,
+    )
+    transport = providers.Selector(config.transport, stdio=providers.Factory(StdioTransport))
+
+
+def create_container(settings: Settings) -> Container:
+    """Build a container from settings. Nothing is constructed until a provider is called."""
+    container = Container()
+    container.config.from_dict(settings.model_dump())
+    return container
