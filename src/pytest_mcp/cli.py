@@ -24,14 +24,25 @@ def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS keeps unset flags out of the namespace, so the environment and defaults apply.
     add = common.add_argument
-    add("--root", metavar="DIR", default=argparse.SUPPRESS, help="project root (default: cwd, or PYTEST_MCP_ROOT)")
+    add(
+        "--root",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="project root (default: cwd, or PYTEST_MCP_ROOT)",
+    )
     add(
         "--python",
         metavar="PATH",
         default=argparse.SUPPRESS,
         help="target interpreter (default: ROOT/.venv if present, else this one; or PYTEST_MCP_PYTHON)",
     )
-    add("--timeout", metavar="SECONDS", type=int, default=argparse.SUPPRESS, help="default per-call timeout (300)")
+    add(
+        "--timeout",
+        metavar="SECONDS",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="default per-call timeout (300)",
+    )
     add(
         "--max-timeout",
         metavar="SECONDS",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, Self
 
@@ -135,9 +135,7 @@ class FakeTestRunner(TestRunner):
         selected, deselected, usage_error = self._select(targets, spec.markers, spec.keywords)
         if usage_error is not None:
             report = self._usage_error(command, usage_error)
-            return CollectionReport(
-                termination=report.termination, command=command, duration=0.0, stderr=report.stderr
-            )
+            return CollectionReport(termination=report.termination, command=command, duration=0.0, stderr=report.stderr)
         return CollectionReport(
             termination=Termination(kind="exited", exit_code=0 if selected else 5),
             command=command,
@@ -162,14 +160,12 @@ class FakeTestRunner(TestRunner):
         except ExpressionError as exc:
             option = "-k" if keywords and str(exc).endswith(f"{keywords!r}") else "-m"
             return [], 0, f"ERROR: Wrong expression passed to '{option}': {exc}"
-        selected = []
-        for test in candidates:
-            names = test.keywords()
-            if keyword_filter and not keyword_filter(lambda ident: any(ident.lower() in n for n in names)):
-                continue
-            if marker_filter and not marker_filter(lambda ident: ident in test.markers):
-                continue
-            selected.append(test)
+        selected = [
+            test
+            for test in candidates
+            if (keyword_filter is None or keyword_filter(_keyword_matcher(test)))
+            and (marker_filter is None or marker_filter(test.markers.__contains__))
+        ]
         return selected, len(candidates) - len(selected), None
 
     def _consume_failure(self, command: tuple[str, ...]) -> RunReport | None:
@@ -188,7 +184,8 @@ class FakeTestRunner(TestRunner):
             )
         if kind == "collection_error":
             error = CollectionError(
-                node_id="tests/test_broken.py", message=detail or "ModuleNotFoundError: No module named 'missing'"
+                node_id="tests/test_broken.py",
+                message=detail or "ModuleNotFoundError: No module named 'missing'",
             )
             return RunReport(
                 termination=Termination(kind="exited", exit_code=2),
@@ -210,7 +207,10 @@ class FakeTestRunner(TestRunner):
     @staticmethod
     def _usage_error(command: tuple[str, ...], line: str) -> RunReport:
         return RunReport(
-            termination=Termination(kind="exited", exit_code=4), command=command, duration=0.0, stderr=line + "\n"
+            termination=Termination(kind="exited", exit_code=4),
+            command=command,
+            duration=0.0,
+            stderr=line + "\n",
         )
 
     @staticmethod
@@ -243,3 +243,8 @@ _OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "skipped", "xfailed", "xpa
 def _selects(target: str, node_id: str) -> bool:
     target = target.rstrip("/")
     return node_id == target or node_id.startswith((target + "::", target + "/"))
+
+
+def _keyword_matcher(test: ScriptedTest) -> Callable[[str], bool]:
+    names = test.keywords()
+    return lambda identifier: any(identifier.lower() in name for name in names)

@@ -153,11 +153,11 @@ class McpToolServer:
             log.warning("tool_call", outcome="invalid", errors=errors, duration_ms=elapsed())
             raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"errors": errors}) from None
         except ExecutionFailed as exc:
-            log.warning(
-                "tool_call", outcome=exc.reason, exit_code=exc.details.exit_code, duration_ms=elapsed()
-            )
+            log.warning("tool_call", outcome=exc.reason, exit_code=exc.details.exit_code, duration_ms=elapsed())
             raise MCPError(
-                code=EXECUTION_ERROR, message=exc.message, data={"reason": exc.reason, **exc.details.as_dict()}
+                code=EXECUTION_ERROR,
+                message=exc.message,
+                data={"reason": exc.reason, **exc.details.as_dict()},
             ) from None
         except anyio.get_cancelled_exc_class():
             log.info("tool_call", outcome="cancelled", duration_ms=elapsed())

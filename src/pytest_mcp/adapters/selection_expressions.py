@@ -7,14 +7,33 @@ from collections.abc import Callable
 
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
 
+Matcher = Callable[[str], bool]
+Expression = Callable[[Matcher], bool]
+
 
 class ExpressionError(ValueError):
     """The expression is not valid pytest selection syntax."""
 
 
-def compile_expression(text: str) -> Callable[[Callable[[str], bool]], bool]:
+def _either(left: Expression, right: Expression) -> Expression:
+    return lambda match: left(match) or right(match)
+
+
+def _both(left: Expression, right: Expression) -> Expression:
+    return lambda match: left(match) and right(match)
+
+
+def _negate(inner: Expression) -> Expression:
+    return lambda match: not inner(match)
+
+
+def _identifier(name: str) -> Expression:
+    return lambda match: match(name)
+
+
+def compile_expression(text: str) -> Expression:
     """Parse `text` once; the result evaluates it with a matcher for bare identifiers."""
-    tokens = [match.group(1) for match in _TOKEN.finditer(text)]
+    tokens = [found.group(1) for found in _TOKEN.finditer(text)]
     position = 0
 
     def peek() -> str | None:
@@ -22,43 +41,38 @@ def compile_expression(text: str) -> Callable[[Callable[[str], bool]], bool]:
 
     def take() -> str:
         nonlocal position
-        token = tokens[position]
         position += 1
-        return token
+        return tokens[position - 1]
 
-    def parse_or() -> Callable[[Callable[[str], bool]], bool]:
-        left = parse_and()
+    def parse_or() -> Expression:
+        expression = parse_and()
         while peek() == "or":
             take()
-            right, previous = parse_and(), left
-            left = lambda match, a=previous, b=right: a(match) or b(match)  # noqa: E731
-        return left
+            expression = _either(expression, parse_and())
+        return expression
 
-    def parse_and() -> Callable[[Callable[[str], bool]], bool]:
-        left = parse_not()
+    def parse_and() -> Expression:
+        expression = parse_not()
         while peek() == "and":
             take()
-            right, previous = parse_not(), left
-            left = lambda match, a=previous, b=right: a(match) and b(match)  # noqa: E731
-        return left
+            expression = _both(expression, parse_not())
+        return expression
 
-    def parse_not() -> Callable[[Callable[[str], bool]], bool]:
-        if peek() == "not":
+    def parse_not() -> Expression:
+        lexeme = peek()
+        if lexeme == "not":
             take()
-            inner = parse_not()
-            return lambda match: not inner(match)
-        if peek() == "(":
+            return _negate(parse_not())
+        if lexeme == "(":
             take()
             inner = parse_or()
             if peek() != ")":
                 raise ExpressionError(f"expected ')' in {text!r}")
             take()
             return inner
-        token = peek()
-        if token is None or token in (")", "and", "or"):
+        if lexeme is None or lexeme in (")", "and", "or"):
             raise ExpressionError(f"expected an identifier in {text!r}")
-        take()
-        return lambda match: match(token)
+        return _identifier(take())
 
     if not tokens:
         return lambda match: True

@@ -1,9 +1,9 @@
 """Errors the use cases raise; transports map each class to its wire form.
 
-    PytestMcpError
-    ├── InvalidArguments   the request itself is wrong (a field and a reason per problem)
-    └── ExecutionFailed    pytest could not give a trustworthy result (interrupted, usage
-                           error, internal error, timeout, crash, pytest unavailable)
+PytestMcpError
+├── InvalidArguments   the request itself is wrong (a field and a reason per problem)
+└── ExecutionFailed    pytest could not give a trustworthy result (interrupted, usage
+                       error, internal error, timeout, crash, pytest unavailable)
 """
 
 from __future__ import annotations

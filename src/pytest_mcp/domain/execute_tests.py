@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from pytest_mcp.domain.failures import execution_failure
-from pytest_mcp.domain.models import RunResult
+from pytest_mcp.domain.models import ReportedTest, RunResult
 from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunSpec
 from pytest_mcp.domain.text import keep_tail
@@ -65,6 +65,7 @@ class ExecuteTests(Generic[T]):
         if summary is None or exit_code is None:  # pragma: no cover - execution_failure rules this out
             raise AssertionError("a finished run has a summary and an exit code")
 
+        tests: tuple[ReportedTest, ...]
         if request.detail == "summary":
             tests = ()
         elif request.detail == "failures":

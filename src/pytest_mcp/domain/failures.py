@@ -74,14 +74,14 @@ def execution_failure(
                 + collection_error_lines(collection_errors),
                 details,
             )
-        reason = last_line(stdout, startswith="!") or last_line(stderr) or "exit code 2"
-        return ExecutionFailed("interrupted", f"pytest was interrupted: {reason.strip('! ')}", details)
+        why = last_line(stdout, startswith="!") or last_line(stderr) or "exit code 2"
+        return ExecutionFailed("interrupted", f"pytest was interrupted: {why.strip('! ')}", details)
     if code == 4:
-        reason = last_line(stderr, startswith="ERROR:") or last_line(stderr) or last_line(stdout) or ""
-        return ExecutionFailed("usage_error", f"pytest reported a usage error: {reason}".rstrip(": "), details)
+        usage = last_line(stderr, startswith="ERROR:") or last_line(stderr) or last_line(stdout) or ""
+        return ExecutionFailed("usage_error", f"pytest reported a usage error: {usage}".rstrip(": "), details)
     if code == 3:
-        reason = last_line(stderr, startswith="INTERNALERROR>") or last_line(stdout, startswith="INTERNALERROR>")
-        text = reason.removeprefix("INTERNALERROR>").strip() if reason else "no details"
+        internal = last_line(stderr, startswith="INTERNALERROR>") or last_line(stdout, startswith="INTERNALERROR>")
+        text = internal.removeprefix("INTERNALERROR>").strip() if internal else "no details"
         return ExecutionFailed("internal_error", f"pytest hit an internal error: {text}", details)
     return ExecutionFailed(
         "internal_error",

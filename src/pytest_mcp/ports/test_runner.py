@@ -21,8 +21,6 @@ class TestRunner(Protocol):
     Raises only on its own bugs. It never modifies the project beyond what pytest writes.
     """
 
-    __test__ = False  # not a pytest test class, despite the name
-
     async def run(self, spec: RunSpec) -> RunReport: ...
 
     async def collect(self, spec: CollectSpec) -> CollectionReport: ...
