@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.domain.discover_tests import DiscoverTests
+from pytest_mcp.domain.errors import ExecutionFailed
+from pytest_mcp.domain.models import DiscoveryResult, RunResult
+from pytest_mcp.domain.requests import DiscoverTestsRequest, RequestPolicy
+
+pytestmark = pytest.mark.anyio
+
+
+class KeepResult:
+    def present_run(self, result: RunResult) -> RunResult:
+        return result
+
+    def present_discovery(self, result: DiscoveryResult) -> DiscoveryResult:
+        return result
+
+
+async def discover(runner: FakeTestRunner, policy: RequestPolicy, **arguments: Any) -> DiscoveryResult:
+    return await DiscoverTests(runner, KeepResult(), policy).execute(DiscoverTestsRequest.parse(arguments, policy))
+
+
+async def test_every_selected_test_is_listed_with_file_and_markers(
+    runner: FakeTestRunner, policy: RequestPolicy
+) -> None:
+    result = await discover(runner, policy, path="tests/test_io.py")
+
+    assert result.total == 2
+    assert [t.node_id for t in result.tests] == [
+        "tests/test_io.py::TestFiles::test_read",
+        "tests/test_io.py::TestFiles::test_write",
+    ]
+    assert result.tests[0].file == "tests/test_io.py"
+    assert result.tests[0].markers == ("io",)
+
+
+async def test_markers_deselect_and_the_count_is_reported(runner: FakeTestRunner, policy: RequestPolicy) -> None:
+    result = await discover(runner, policy, markers="fast")
+
+    assert [t.node_id for t in result.tests] == ["tests/test_math.py::test_add"]
+    assert result.deselected == 4
+
+
+async def test_collection_errors_are_part_of_the_answer_not_an_error(
+    runner: FakeTestRunner, policy: RequestPolicy
+) -> None:
+    runner.fail_with("collection_error", "ImportError: cannot import name 'x'")
+
+    result = await discover(runner, policy)
+
+    assert [e.message for e in result.collection_errors] == ["ImportError: cannot import name 'x'"]
+
+
+async def test_a_usage_error_during_discovery_is_an_error(runner: FakeTestRunner, policy: RequestPolicy) -> None:
+    runner.fail_with("usage_error")
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await discover(runner, policy)
+
+    assert caught.value.reason == "usage_error"
+
+
+async def test_a_timeout_during_discovery_is_an_error(runner: FakeTestRunner, policy: RequestPolicy) -> None:
+    runner.fail_with("timeout")
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await discover(runner, policy)
+
+    assert caught.value.reason == "timeout"

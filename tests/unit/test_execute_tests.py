@@ -1,0 +1,215 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.domain.errors import ExecutionFailed
+from pytest_mcp.domain.execute_tests import ExecuteTests
+from pytest_mcp.domain.models import DiscoveryResult, RunResult
+from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
+from pytest_mcp.domain.runs import RunReport, RunSpec, Termination
+
+pytestmark = pytest.mark.anyio
+
+
+class KeepResult:
+    """A presenter that hands the domain result straight back."""
+
+    def present_run(self, result: RunResult) -> RunResult:
+        return result
+
+    def present_discovery(self, result: DiscoveryResult) -> DiscoveryResult:
+        return result
+
+
+async def run(runner: Any, policy: RequestPolicy, **arguments: Any) -> RunResult:
+    use_case = ExecuteTests(runner, KeepResult(), policy)
+    return await use_case.execute(ExecuteTestsRequest.parse(arguments, policy))
+
+
+async def test_test_failures_are_a_result_with_exact_counts(runner: FakeTestRunner, policy: RequestPolicy) -> None:
+    result = await run(runner, policy)
+
+    assert result.exit_code == 1
+    summary = result.summary
+    assert (summary.total, summary.passed, summary.failed, summary.skipped, summary.errors, summary.xfailed) == (
+        5,
+        1,
+        1,
+        1,
+        1,
+        1,
+    )
+
+
+async def test_failures_detail_lists_every_non_passing_report_and_no_passing_one(
+    runner: FakeTestRunner, policy: RequestPolicy
+) -> None:
+    result = await run(runner, policy)
+
+    assert {t.node_id for t in result.tests} == {
+        "tests/test_math.py::test_div",
+        "tests/test_io.py::TestFiles::test_read",
+        "tests/test_io.py::TestFiles::test_write",
+        "tests/test_flaky.py::test_known",
+    }
+
+
+async def test_detail_all_lists_passing_tests_and_summary_lists_none(
+    runner: FakeTestRunner, policy: RequestPolicy
+) -> None:
+    everything = await run(runner, policy, detail="all")
+    counts_only = await run(runner, policy, detail="summary")
+
+    assert "tests/test_math.py::test_add" in {t.node_id for t in everything.tests}
+    assert len(everything.tests) == 5
+    assert counts_only.tests == ()
+    assert counts_only.summary == everything.summary
+
+
+async def test_show_capture_off_strips_captured_output(runner: FakeTestRunner, policy: RequestPolicy) -> None:
+    shown = await run(runner, policy)
+    hidden = await run(runner, policy, show_capture=False)
+
+    assert any(t.stdout == "setup log" for t in shown.tests)
+    assert all(t.stdout is None and t.stderr is None for t in hidden.tests)
+
+
+async def test_failfast_is_passed_to_the_runner_as_maxfail_one(runner: FakeTestRunner, policy: RequestPolicy) -> None:
+    await run(runner, policy, failfast=True)
+
+    spec = runner.calls[-1]
+    assert isinstance(spec, RunSpec)
+    assert spec.maxfail == 1
+
+
+async def test_timeout_defaults_to_the_policy_and_can_be_raised_up_to_the_maximum(
+    runner: FakeTestRunner, policy: RequestPolicy
+) -> None:
+    await run(runner, policy)
+    await run(runner, policy, timeout=120)
+
+    assert [spec.timeout for spec in runner.calls] == [30, 120]
+
+
+async def test_selection_reaches_the_runner_and_deselected_tests_are_counted(
+    runner: FakeTestRunner, policy: RequestPolicy
+) -> None:
+    result = await run(runner, policy, node_ids=["tests/test_math.py"], keywords="add or div", markers="not io")
+
+    assert result.summary.deselected == 0
+    assert result.summary.total == 2
+    narrowed = await run(runner, policy, node_ids=["tests/test_math.py"], keywords="add")
+    assert (narrowed.summary.total, narrowed.summary.deselected, narrowed.exit_code) == (1, 1, 0)
+
+
+async def test_no_tests_collected_is_exit_code_5_and_still_a_result(
+    runner: FakeTestRunner, policy: RequestPolicy
+) -> None:
+    result = await run(runner, policy, keywords="nothing_matches_this")
+
+    assert result.exit_code == 5
+    assert result.summary.total == 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason", "essential"),
+    [
+        ("timeout", "timeout", "did not finish within 30s"),
+        ("crash", "crashed", "SIGSEGV"),
+        ("collection_error", "interrupted", "tests/test_broken.py: ModuleNotFoundError"),
+        ("usage_error", "usage_error", "file or directory not found: tests/missing.py"),
+        ("internal_error", "internal_error", "RuntimeError: scripted internal error"),
+    ],
+)
+async def test_runs_without_a_trustworthy_result_raise_with_the_essentials_in_the_message(
+    runner: FakeTestRunner, policy: RequestPolicy, kind: Any, reason: str, essential: str
+) -> None:
+    runner.fail_with(kind)
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await run(runner, policy)
+
+    assert caught.value.reason == reason
+    assert essential in caught.value.message
+    assert caught.value.details.command[0] == "fake"
+
+
+class ScriptedEnding:
+    """A runner that ends every run the same way, for endings the fake does not script."""
+
+    def __init__(self, report: RunReport) -> None:
+        self.report = report
+
+    async def run(self, spec: RunSpec) -> RunReport:
+        return self.report
+
+    async def collect(self, spec: Any) -> Any:
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("exit_code", [0, 1, 5])
+async def test_a_result_exit_code_without_a_finished_session_is_an_error(policy: RequestPolicy, exit_code: int) -> None:
+    report = RunReport(termination=Termination(kind="exited", exit_code=exit_code), command=("py",), duration=0.1)
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await run(ScriptedEnding(report), policy)
+
+    assert f"exited with code {exit_code} without finishing its session" in caught.value.message
+
+
+async def test_pytest_unavailable_explains_how_to_fix_it(policy: RequestPolicy) -> None:
+    detail = "pytest cannot be run with the target interpreter /venv/bin/python (No module named 'pytest')"
+    report = RunReport(
+        termination=Termination(kind="pytest_unavailable", detail=detail), command=("py",), duration=0.0
+    )
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await run(ScriptedEnding(report), policy)
+
+    assert caught.value.reason == "pytest_unavailable"
+    assert caught.value.message == detail
+
+
+async def test_crash_message_names_the_test_faulthandler_saw(policy: RequestPolicy) -> None:
+    stderr = (
+        "Fatal Python error: Segmentation fault\n\nCurrent thread 0x01 (most recent call first):\n"
+        '  File "/usr/lib/python3.11/ctypes/__init__.py", line 519 in string_at\n'
+        '  File "/proj/tests/test_crash.py", line 4 in test_segfault\n'
+    )
+    report = RunReport(
+        termination=Termination(kind="signalled", signal="SIGSEGV"), command=("py",), duration=0.0, stderr=stderr
+    )
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await run(ScriptedEnding(report), policy)
+
+    assert caught.value.message == (
+        "pytest was killed by SIGSEGV while running test_segfault (test_crash.py:4); no results are available"
+    )
+
+
+async def test_text_output_keeps_only_the_tail_with_a_marker(runner: FakeTestRunner, tmp_path: Any) -> None:
+    policy = RequestPolicy(root=tmp_path, text_output_chars=40)
+    long_output = "\n".join(f"line {i}" for i in range(1000))
+    report = RunReport(
+        termination=Termination(kind="exited", exit_code=0),
+        command=("py",),
+        duration=0.0,
+        summary=runner_summary(),
+        stdout=long_output,
+    )
+
+    result = await run(ScriptedEnding(report), policy)
+
+    assert result.text_output.endswith("line 999")
+    assert "characters cut" in result.text_output
+    assert len(result.text_output) < 100
+
+
+def runner_summary() -> Any:
+    from pytest_mcp.domain.models import Summary
+
+    return Summary(total=1, passed=1)

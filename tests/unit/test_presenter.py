@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import json
+
+from pytest_mcp.adapters.mcp_presenter import McpPresenter, summary_line
+from pytest_mcp.domain.models import ReportedTest, RunResult, Summary
+
+
+def a_result() -> RunResult:
+    traceback = "\n".join(f"frame {i}" for i in range(40)) + "\nE   assert 1 == 2\ntests/test_a.py:9: AssertionError"
+    return RunResult(
+        exit_code=1,
+        summary=Summary(total=4, passed=2, failed=1, errors=1, skipped=1, deselected=3, duration=0.5),
+        tests=(
+            ReportedTest(
+                node_id="tests/test_a.py::test_eq",
+                outcome="failed",
+                phase="call",
+                location="tests/test_a.py:7",
+                message="assert 1 == 2",
+                traceback=traceback,
+                stdout="debug line\n",
+            ),
+            ReportedTest(node_id="tests/test_a.py::test_td", outcome="error", phase="teardown", message="boom"),
+            ReportedTest(node_id="tests/test_a.py::test_sk", outcome="skipped", phase="setup", message="Skipped: x"),
+        ),
+        command=("python", "-m", "pytest"),
+    )
+
+
+def test_the_summary_line_uses_pytests_order_and_words() -> None:
+    assert summary_line(a_result().summary) == "1 failed, 2 passed, 1 skipped, 3 deselected, 1 error in 0.50s"
+    assert summary_line(Summary(errors=2, duration=0.0)) == "2 errors in 0.00s"
+    assert summary_line(Summary()) == "no tests ran in 0.00s"
+
+
+def test_the_text_block_is_a_compact_reading_not_a_copy_of_the_json() -> None:
+    result = McpPresenter().present_run(a_result())
+    text = result.content[0].text  # type: ignore[union-attr]
+
+    assert text.splitlines()[0] == "1 failed, 2 passed, 1 skipped, 3 deselected, 1 error in 0.50s (exit code 1)"
+    assert "FAILED tests/test_a.py::test_eq (tests/test_a.py:7)" in text
+    assert "ERROR tests/test_a.py::test_td [teardown]" in text
+    assert "E   assert 1 == 2" in text
+    assert "frame 0\n" not in text  # the traceback is trimmed to its last lines
+    assert "captured stdout:" in text and "debug line" in text
+    assert "{" not in text
+    assert len(text) < len(json.dumps(result.structured_content))
+
+
+def test_structured_content_omits_empty_fields_but_keeps_every_test() -> None:
+    structured = McpPresenter().present_run(a_result()).structured_content
+
+    assert structured is not None
+    assert [t["node_id"] for t in structured["tests"]] == [
+        "tests/test_a.py::test_eq",
+        "tests/test_a.py::test_td",
+        "tests/test_a.py::test_sk",
+    ]
+    assert "stderr" not in structured["tests"][0]
