@@ -162,9 +162,7 @@ async def test_a_result_exit_code_without_a_finished_session_is_an_error(policy:
 
 async def test_pytest_unavailable_explains_how_to_fix_it(policy: RequestPolicy) -> None:
     detail = "pytest cannot be run with the target interpreter /venv/bin/python (No module named 'pytest')"
-    report = RunReport(
-        termination=Termination(kind="pytest_unavailable", detail=detail), command=("py",), duration=0.0
-    )
+    report = RunReport(termination=Termination(kind="pytest_unavailable", detail=detail), command=("py",), duration=0.0)
 
     with pytest.raises(ExecutionFailed) as caught:
         await run(ScriptedEnding(report), policy)

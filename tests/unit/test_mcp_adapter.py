@@ -113,9 +113,11 @@ async def test_our_own_bugs_are_internal_errors_with_a_correlation_id_and_no_tra
     assert error.code == -32603
     correlation_id = error.error.data["correlation_id"]
     assert correlation_id in error.message
-    assert "secret" not in error.message and "Traceback" not in error.message
+    assert "secret" not in error.message
+    assert "Traceback" not in error.message
     logged = [entry for entry in logs if entry.get("correlation_id") == correlation_id]
-    assert logged and logged[0]["outcome"] == "internal_error"
+    assert logged
+    assert logged[0]["outcome"] == "internal_error"
 
 
 async def test_each_call_emits_one_audit_event_with_the_outcome(client: Client) -> None:

@@ -43,7 +43,8 @@ def test_the_text_block_is_a_compact_reading_not_a_copy_of_the_json() -> None:
     assert "ERROR tests/test_a.py::test_td [teardown]" in text
     assert "E   assert 1 == 2" in text
     assert "frame 0\n" not in text  # the traceback is trimmed to its last lines
-    assert "captured stdout:" in text and "debug line" in text
+    assert "captured stdout:" in text
+    assert "debug line" in text
     assert "{" not in text
     assert len(text) < len(json.dumps(result.structured_content))
 

@@ -47,12 +47,21 @@ class Reporter:
         self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in unconfigure
         self.started = time.perf_counter()
         self.items = 0
+        self.finished = None
 
     def emit(self, event):
         self.file.write(json.dumps(event) + "\n")
 
     def close(self):
+        # Written last, after pytest rendered its report, so `duration` spans what pytest's own
+        # summary line reports. No summary at all means the session never finished.
+        if self.finished is not None:
+            self.finished["duration"] = round(time.perf_counter() - self.started, 6)
+            self.emit(self.finished)
         self.file.close()
+
+    def pytest_sessionstart(self, session):
+        self.started = time.perf_counter()
 
     def _category(self, report):
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
@@ -148,16 +157,7 @@ class Reporter:
         for key, reports in stats.items():
             if key in counts:
                 counts[key] = sum(1 for r in reports if getattr(r, "count_towards_summary", True))
-        self.emit(
-            {
-                "e": "summary",
-                "exit_code": int(exitstatus),
-                "total": self.items,
-                "counts": counts,
-                "duration": round(time.perf_counter() - self.started, 6),
-            }
-        )
-        self.file.flush()
+        self.finished = {"e": "summary", "exit_code": int(exitstatus), "total": self.items, "counts": counts}
 
 
 def pytest_configure(config):
