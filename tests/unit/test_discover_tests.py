@@ -7,18 +7,11 @@ import pytest
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
 from pytest_mcp.domain.discover_tests import DiscoverTests
 from pytest_mcp.domain.errors import ExecutionFailed
-from pytest_mcp.domain.models import DiscoveryResult, RunResult
+from pytest_mcp.domain.models import DiscoveryResult
 from pytest_mcp.domain.requests import DiscoverTestsRequest, RequestPolicy
+from tests.unit.support import KeepResult
 
 pytestmark = pytest.mark.anyio
-
-
-class KeepResult:
-    def present_run(self, result: RunResult) -> RunResult:
-        return result
-
-    def present_discovery(self, result: DiscoveryResult) -> DiscoveryResult:
-        return result
 
 
 async def discover(runner: FakeTestRunner, policy: RequestPolicy, **arguments: Any) -> DiscoveryResult:

@@ -7,21 +7,12 @@ import pytest
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
 from pytest_mcp.domain.errors import ExecutionFailed
 from pytest_mcp.domain.execute_tests import ExecuteTests
-from pytest_mcp.domain.models import DiscoveryResult, RunResult
+from pytest_mcp.domain.models import RunResult
 from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunReport, RunSpec, Termination
+from tests.unit.support import KeepResult
 
 pytestmark = pytest.mark.anyio
-
-
-class KeepResult:
-    """A presenter that hands the domain result straight back."""
-
-    def present_run(self, result: RunResult) -> RunResult:
-        return result
-
-    def present_discovery(self, result: DiscoveryResult) -> DiscoveryResult:
-        return result
 
 
 async def run(runner: Any, policy: RequestPolicy, **arguments: Any) -> RunResult:

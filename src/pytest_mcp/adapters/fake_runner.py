@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, Self
@@ -95,18 +96,9 @@ class FakeTestRunner(TestRunner):
                 break
             reports.append(self._report(test))
             failures += test.outcome in ("failed", "error")
-        counts = {outcome: sum(1 for r in reports if r.outcome == outcome) for outcome in _OUTCOMES}
-        summary = Summary(
-            total=len(selected),
-            passed=counts["passed"],
-            failed=counts["failed"],
-            skipped=counts["skipped"],
-            xfailed=counts["xfailed"],
-            xpassed=counts["xpassed"],
-            errors=counts["error"],
-            deselected=deselected,
-            duration=round(sum(r.duration for r in reports), 6),
-        )
+        counts = Counter[str](report.outcome for report in reports)
+        counts["deselected"] = deselected
+        summary = Summary.from_counts(counts, total=len(selected), duration=round(sum(r.duration for r in reports), 6))
         exit_code = 5 if not selected else (1 if failures else 0)
         tests = tuple(r for r in reports if spec.include_passed or r.outcome != "passed")
         return RunReport(
@@ -235,9 +227,6 @@ class FakeTestRunner(TestRunner):
         if keywords:
             argv += ["-k", keywords]
         return (*argv, "--", *targets)
-
-
-_OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
 
 
 def _selects(target: str, node_id: str) -> bool:

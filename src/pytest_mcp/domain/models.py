@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,6 +33,21 @@ class Summary(_Value):
     errors: int = 0
     deselected: int = 0
     duration: float = Field(0.0, description="Seconds pytest spent in the session.")
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[str, int], *, total: int, duration: float) -> Summary:
+        """Build from counts keyed by pytest's outcome words (`error`, not `errors`); absent keys are 0."""
+        return cls(
+            total=total,
+            passed=counts.get("passed", 0),
+            failed=counts.get("failed", 0),
+            skipped=counts.get("skipped", 0),
+            xfailed=counts.get("xfailed", 0),
+            xpassed=counts.get("xpassed", 0),
+            errors=counts.get("error", 0),
+            deselected=counts.get("deselected", 0),
+            duration=duration,
+        )
 
 
 class ReportedTest(_Value):

@@ -55,14 +55,4 @@ def _apply(parsed: ParsedReport, event: dict[str, Any]) -> None:
         counts = event["counts"]
         parsed.exit_code = event["exit_code"]
         parsed.deselected = counts["deselected"]
-        parsed.summary = Summary(
-            total=event["total"],
-            passed=counts["passed"],
-            failed=counts["failed"],
-            skipped=counts["skipped"],
-            xfailed=counts["xfailed"],
-            xpassed=counts["xpassed"],
-            errors=counts["error"],
-            deselected=counts["deselected"],
-            duration=event["duration"],
-        )
+        parsed.summary = Summary.from_counts(counts, total=event["total"], duration=event["duration"])

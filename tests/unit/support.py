@@ -1,0 +1,15 @@
+"""Helpers shared by the unit tests."""
+
+from __future__ import annotations
+
+from pytest_mcp.domain.models import DiscoveryResult, RunResult
+
+
+class KeepResult:
+    """A presenter that hands the domain result straight back, so tests can read it."""
+
+    def present_run(self, result: RunResult) -> RunResult:
+        return result
+
+    def present_discovery(self, result: DiscoveryResult) -> DiscoveryResult:
+        return result
