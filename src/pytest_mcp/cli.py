@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -107,14 +106,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def _serve(container: Container) -> int:
     container.init_resources()
-    code = anyio.run(container.transport().serve, container.tool_server().server)
+    code: int = anyio.run(container.transport().serve, container.tool_server().server)
     container.shutdown_resources()
-    if code:
-        # After a signal the SDK's stdin reader thread may still be blocked in read(); the
-        # process groups are already gone, so leave without waiting for that thread.
-        sys.stdout.flush()
-        os._exit(code)
-    return 0
+    return code
 
 
 def _call(container: Container, tool: str, arguments: dict[str, Any]) -> int:

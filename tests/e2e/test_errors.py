@@ -1,0 +1,178 @@
+"""Errors reach the client as JSON-RPC errors with the documented codes and telling messages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from e2e_support import (
+    MARKER_ENV,
+    sleeper_file,
+    start_server,
+    structured,
+    write_project,
+    write_sleeper_project,
+)
+from mcp import Client, MCPError
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+INVALID_PARAMS = -32602
+EXECUTION_ERROR = -32000
+
+
+async def _expect_error(client: Client, tool: str, arguments: dict[str, Any]) -> MCPError:
+    with anyio.fail_after(30):
+        try:
+            result = await client.call_tool(tool, arguments)
+        except MCPError as exc:
+            return exc
+    raise AssertionError(f"{tool}({arguments}) succeeded instead of failing: {result}")
+
+
+async def _assert_still_serving(client: Client) -> None:
+    """The same session answers a normal run afterwards."""
+    with anyio.fail_after(30):
+        result = await client.call_tool("execute_tests", {"node_ids": ["test_quick.py"]})
+    data = structured(result)
+    assert data["exit_code"] == 0
+    assert data["summary"]["passed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        pytest.param({"extra_args": ["-x"]}, "extra_args", id="unknown parameter"),
+        pytest.param({"node_ids": ["--version"]}, "node_ids", id="node id that is an option"),
+        pytest.param({"node_ids": ["../outside"]}, "node_ids", id="node id outside the root"),
+        pytest.param({"maxfail": 2, "failfast": True}, "failfast", id="maxfail with failfast"),
+        pytest.param({"timeout": 121}, "timeout", id="timeout above the maximum"),
+        pytest.param({"node_ids": "x"}, "node_ids", id="node ids not a list"),
+        pytest.param({"verbosity": "2"}, "verbosity", id="verbosity not an integer"),
+    ],
+)
+async def test_invalid_arguments_are_invalid_params_naming_the_field(
+    tmp_path: Path, arguments: dict[str, Any], field: str
+) -> None:
+    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
+    server = start_server(root, tmp_path, "--max-timeout", "120", "--timeout", "60")
+    async with server.client() as client:
+        error = await _expect_error(client, "execute_tests", arguments)
+    assert error.code == INVALID_PARAMS, error.message
+    assert field in error.message, error.message
+    fields = [entry["field"] for entry in error.error.data["errors"]]
+    assert any(field in name for name in fields), fields
+
+
+async def test_unknown_tool_is_invalid_params(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
+    async with start_server(root, tmp_path).client() as client:
+        error = await _expect_error(client, "run_shell", {})
+    assert error.code == INVALID_PARAMS
+    assert "run_shell" in error.message
+    assert "execute_tests" in error.message
+
+
+async def test_collection_error_in_execute_tests_is_an_execution_error_naming_file_and_exception(
+    tmp_path: Path,
+) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "test_fine.py": "def test_fine():\n    pass\n",
+            "test_broken.py": "import module_that_does_not_exist_e2e\n\ndef test_never():\n    pass\n",
+        },
+    )
+    async with start_server(root, tmp_path).client() as client:
+        error = await _expect_error(client, "execute_tests", {})
+    assert error.code == EXECUTION_ERROR
+    assert "test_broken.py" in error.message
+    assert "ModuleNotFoundError" in error.message
+    assert error.error.data["reason"] == "interrupted"
+
+
+async def test_node_id_for_a_missing_file_is_a_usage_error_saying_not_found(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
+    async with start_server(root, tmp_path).client() as client:
+        error = await _expect_error(client, "execute_tests", {"node_ids": ["test_missing.py"]})
+    assert error.code == EXECUTION_ERROR
+    assert "not found" in error.message
+    assert "test_missing.py" in error.message
+    assert error.error.data["reason"] == "usage_error"
+
+
+async def test_pytest_internal_error_is_an_execution_error_with_the_cause(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "conftest.py": """
+                def pytest_collection_modifyitems(items):
+                    raise RuntimeError("boom-internal")
+            """,
+            "test_x.py": "def test_x():\n    pass\n",
+        },
+    )
+    async with start_server(root, tmp_path).client() as client:
+        error = await _expect_error(client, "execute_tests", {})
+    assert error.code == EXECUTION_ERROR
+    assert "boom-internal" in error.message
+    assert error.error.data["reason"] == "internal_error"
+    assert error.error.data["exit_code"] == 3
+
+
+async def test_timeout_is_an_execution_error_and_the_session_keeps_serving(tmp_path: Path, marker: str) -> None:
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    server = start_server(root, tmp_path, env={MARKER_ENV: marker})
+    async with server.client() as client:
+        started = anyio.current_time()
+        error = await _expect_error(client, "execute_tests", {"node_ids": [sleeper_file(marker)], "timeout": 2})
+        elapsed = anyio.current_time() - started
+        assert error.code == EXECUTION_ERROR
+        assert "timeout" in error.message or "did not finish within 2s" in error.message, error.message
+        assert "2s" in error.message
+        assert error.error.data["reason"] == "timeout"
+        assert 2 <= elapsed < 10, elapsed
+        await _assert_still_serving(client)
+
+
+async def test_segfault_is_an_execution_error_naming_sigsegv_and_the_session_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "test_crash.py": """
+                import ctypes
+
+                def test_crashes():
+                    ctypes.string_at(0)
+            """,
+            "test_quick.py": "def test_quick():\n    assert True\n",
+        },
+    )
+    async with start_server(root, tmp_path).client() as client:
+        error = await _expect_error(client, "execute_tests", {"node_ids": ["test_crash.py"]})
+        assert error.code == EXECUTION_ERROR
+        assert "SIGSEGV" in error.message
+        assert error.error.data["reason"] == "crashed"
+        await _assert_still_serving(client)
+
+
+async def test_interpreter_without_pytest_is_an_execution_error_naming_the_interpreter(tmp_path: Path) -> None:
+    env_dir = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=60)
+    python = env_dir / "bin" / "python"
+    probe = subprocess.run([str(python), "-c", "import pytest"], capture_output=True, timeout=30)
+    assert probe.returncode != 0, "the bare venv unexpectedly has pytest"
+
+    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
+    async with start_server(root, tmp_path, "--python", str(python)).client() as client:
+        error = await _expect_error(client, "execute_tests", {})
+    assert error.code == EXECUTION_ERROR
+    assert str(python) in error.message, error.message
+    assert "pytest" in error.message
+    assert any(words in error.message for words in ("not installed", "cannot be run", "could not")), error.message

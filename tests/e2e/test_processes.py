@@ -1,0 +1,241 @@
+"""No process outlives a call: timeout, cancellation, client disconnect and SIGTERM all clean up.
+
+The sleeping test spawns a grandchild that would sleep for ten minutes; both it and the pytest
+process carry a unique marker in their command line, so /proc tells whether anything survived.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import pytest
+from e2e_support import (
+    MARKER_ENV,
+    STARTED_WITHIN,
+    assert_all_gone,
+    clean_env,
+    console_script,
+    processes_with,
+    pytest_and_grandchild,
+    sleeper_file,
+    start_server,
+    structured,
+    wait_until_running,
+    write_sleeper_project,
+)
+from mcp import MCPError
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+
+async def test_a_timeout_leaves_no_process_behind(tmp_path: Path, marker: str) -> None:
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    server = start_server(root, tmp_path, env={MARKER_ENV: marker})
+    seen_running = False
+    async with server.client() as client:
+
+        async def watch() -> None:
+            nonlocal seen_running
+            await wait_until_running(marker)
+            seen_running = True
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            with pytest.raises(MCPError) as caught, anyio.fail_after(30):
+                await client.call_tool("execute_tests", {"node_ids": [sleeper_file(marker)], "timeout": 3})
+        assert caught.value.error.data["reason"] == "timeout"
+        assert seen_running, "the sleeping test never started, so the timeout proves nothing"
+        await assert_all_gone(marker)
+
+
+async def test_a_client_cancellation_leaves_no_process_behind_and_the_session_keeps_serving(
+    tmp_path: Path, marker: str
+) -> None:
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    server = start_server(root, tmp_path, env={MARKER_ENV: marker})
+    async with server.client() as client:
+        finished: list[Any] = []
+        async with anyio.create_task_group() as group:
+            scope = anyio.CancelScope()
+
+            async def call() -> None:
+                with scope:
+                    finished.append(await client.call_tool("execute_tests", {"node_ids": [sleeper_file(marker)]}))
+
+            group.start_soon(call)
+            await wait_until_running(marker)
+            scope.cancel()
+        assert not finished, "the call completed although it was cancelled"
+        await assert_all_gone(marker)
+
+        with anyio.fail_after(30):
+            result = await client.call_tool("execute_tests", {"node_ids": ["test_quick.py"]})
+        assert structured(result)["summary"]["passed"] == 1
+
+
+async def test_a_client_disconnect_mid_call_leaves_no_process_behind(tmp_path: Path, marker: str) -> None:
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    server = start_server(root, tmp_path, env={MARKER_ENV: marker})
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as outer:
+
+            async def session() -> None:
+                async with server.client() as client, anyio.create_task_group() as inner:
+                    inner.start_soon(client.call_tool, "execute_tests", {"node_ids": [sleeper_file(marker)]})
+                    await anyio.sleep_forever()
+
+            outer.start_soon(session)
+            await wait_until_running(marker)
+            assert processes_with(str(root)), "cannot see the server process"
+            # Leaving the client while the call is in flight closes the server's stdin.
+            outer.cancel_scope.cancel()
+    await assert_all_gone(marker)
+    await assert_all_gone(str(root))  # the server itself exited too
+
+
+def _send(stdin: IO[str], message: dict[str, Any]) -> None:
+    stdin.write(json.dumps(message) + "\n")
+    stdin.flush()
+
+
+def _read_response(stdout: IO[str], request_id: int) -> dict[str, Any]:
+    while True:
+        line = stdout.readline()
+        assert line, "the server closed stdout before answering"
+        message = json.loads(line)
+        if message.get("id") == request_id:
+            return message
+
+
+def _initialize(process: subprocess.Popen[str]) -> dict[str, Any]:
+    assert process.stdin
+    assert process.stdout
+    _send(
+        process.stdin,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "pytest-mcp-e2e", "version": "0"},
+            },
+        },
+    )
+    response = _read_response(process.stdout, 1)
+    _send(process.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return response
+
+
+async def test_sigterm_mid_run_stops_the_server_and_every_process_it_started(tmp_path: Path, marker: str) -> None:
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    with (tmp_path / "server-stderr-raw.log").open("w") as errlog:
+        process = subprocess.Popen(
+            [console_script(), "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            text=True,
+            env=clean_env({MARKER_ENV: marker}),
+        )
+        try:
+            assert process.stdin
+            assert "result" in _initialize(process)
+            _send(
+                process.stdin,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "execute_tests", "arguments": {"node_ids": [sleeper_file(marker)]}},
+                },
+            )
+            with anyio.fail_after(STARTED_WITHIN + 1):
+                await wait_until_running(marker)
+            pytests, grandchildren = pytest_and_grandchild(marker)
+            assert pytests
+            assert grandchildren
+
+            # stdin stays open, as it does when a client signals the server instead of hanging up.
+            process.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 5
+            while process.poll() is None and time.monotonic() < deadline:
+                await anyio.sleep(0.05)
+            await assert_all_gone(marker, within=max(deadline - time.monotonic(), 0.5))
+            assert process.returncode is not None, "the server was still running 5s after SIGTERM"
+            assert process.returncode != 0, "the server exited 0 after SIGTERM"
+        finally:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+async def test_stdout_carries_only_protocol_and_logs_go_to_stderr(tmp_path: Path, marker: str) -> None:
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    stderr_path = tmp_path / "server-stderr-raw.log"
+    with stderr_path.open("w") as errlog:
+        process = subprocess.Popen(
+            [console_script(), "--root", str(root), "--log-level", "debug"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            text=True,
+            env=clean_env(),
+        )
+        try:
+            assert process.stdin
+            assert process.stdout
+            assert "result" in _initialize(process)
+            requests = [
+                ("tools/list", {}),
+                ("tools/call", {"name": "execute_tests", "arguments": {"node_ids": ["test_quick.py"]}}),
+                ("tools/call", {"name": "discover_tests", "arguments": {}}),
+                ("tools/call", {"name": "execute_tests", "arguments": {"bogus": 1}}),
+            ]
+            for request_id, (method, params) in enumerate(requests, start=2):
+                _send(process.stdin, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            lines: list[str] = []
+            stdout = process.stdout
+
+            def read_answers() -> None:
+                answered: set[int] = set()
+                while answered != {2, 3, 4, 5}:
+                    line = stdout.readline()
+                    assert line, f"stdout closed early; got {lines}"
+                    lines.append(line)
+                    answered |= {message["id"]} if "id" in (message := json.loads(line)) else set()
+
+            with anyio.fail_after(30):
+                await anyio.to_thread.run_sync(read_answers, abandon_on_cancel=True)
+            # End of input ends the session; whatever else reaches stdout is checked too.
+            process.stdin.close()
+            with anyio.fail_after(10):
+                rest = await anyio.to_thread.run_sync(stdout.read, abandon_on_cancel=True)
+                code = await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+            lines += rest.splitlines()
+            assert code == 0
+        finally:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait()
+
+    messages = [json.loads(line) for line in lines if line.strip()]  # any stray print or log line fails here
+    assert all(message.get("jsonrpc") == "2.0" for message in messages), lines
+    by_id = {message["id"]: message for message in messages if "id" in message}
+    assert set(by_id) == {2, 3, 4, 5}
+    assert {tool["name"] for tool in by_id[2]["result"]["tools"]} == {"execute_tests", "discover_tests"}
+    assert by_id[3]["result"]["structuredContent"]["summary"]["passed"] == 1
+    assert by_id[4]["result"]["structuredContent"]["total"] == 2
+    assert by_id[5]["error"]["code"] == -32602
+
+    logs = stderr_path.read_text()
+    assert "tool_call" in logs, "the server logged nothing to stderr"
+    assert "execute_tests" in logs
