@@ -44,7 +44,9 @@ class Reporter:
         self.config = config
         self.mode = config.getoption("--pytest-mcp-mode")
         self.include_passed = config.getoption("--pytest-mcp-passed")
-        self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in unconfigure
+        # Line-buffered: each event reaches the file as it happens, so the reports of tests that
+        # finished survive a crash or a kill, and a reader can follow the run.
+        self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
         self.started = time.perf_counter()
         self.items = 0
         self.finished = None

@@ -1,0 +1,119 @@
+"""The runner stays in control of the process: hangs are stopped with everything they spawned, output is bounded."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import time
+import uuid
+
+import anyio
+import pytest
+from oracle import COUNT_KEYS, pytest_says
+from support import alongside, processes_with, project, run
+
+from pytest_mcp.domain.runs import RunSpec
+
+pytestmark = pytest.mark.anyio
+
+MARKER_VARIABLE = "PYTEST_MCP_HANG_MARKER"  # read by tests/fixtures/hang/test_hang.py
+OUTPUT_LIMIT = 1_000_000  # "well under 1 MB": the fixtures print 40 MB
+TRUNCATION_MARKER = re.compile(r"truncat|\bcut\b|omitted|elided|dropped", re.IGNORECASE)
+
+
+@pytest.fixture
+def hang_marker(monkeypatch: pytest.MonkeyPatch):
+    """A unique string the hanging test puts on its grandchild's command line."""
+    marker = f"pytest-mcp-grandchild-{uuid.uuid4().hex}"
+    monkeypatch.setenv(MARKER_VARIABLE, marker)  # the runner passes the environment through
+    yield marker
+    for pid in processes_with(marker):  # never leave a 600 s sleeper behind, even when the test fails
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+async def test_timeout_stops_pytest_and_the_grandchild_it_spawned(python, make_runner, hang_marker):
+    root = project("hang")
+    seen_grandchild = anyio.Event()
+
+    async def watch_for_grandchild() -> None:
+        while not processes_with(hang_marker):
+            await anyio.sleep(0.05)
+        seen_grandchild.set()
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch_for_grandchild)
+        report = await run(make_runner(python, root), RunSpec(timeout=2.0))
+        group.cancel_scope.cancel()
+    elapsed = time.monotonic() - started
+
+    assert seen_grandchild.is_set(), "the fixture test should have spawned its grandchild during the run"
+    assert report.termination.kind == "timed_out"
+    assert report.summary is None
+    assert elapsed < 2.0 + 10, f"the runner took {elapsed:.1f}s to stop a run with a 2s timeout"
+    assert processes_with(hang_marker) == [], "a process spawned by the test outlived the run"
+
+
+async def test_40mb_uncaptured_print_leaves_bounded_stdout_with_a_truncation_marker(python, make_runner):
+    root = project("big_output")
+    spec = RunSpec(node_ids=("test_big_uncaptured.py",), include_passed=True, timeout=60)
+    expected, report = await alongside(
+        lambda: pytest_says(python, root, [*spec.node_ids]), run(make_runner(python, root), spec)
+    )
+
+    assert len(report.stdout) < OUTPUT_LIMIT
+    assert TRUNCATION_MARKER.search(report.stdout), "cut output must say it was cut"
+    assert report.termination.exit_code == expected.exit_code == 0
+    assert report.summary is not None
+    assert expected.counts is not None
+    assert {key: getattr(report.summary, key) for key in COUNT_KEYS} == expected.counts
+    assert report.summary.passed == 2
+
+
+async def test_bounded_stdout_keeps_the_end_where_pytest_prints_its_summary(python, make_runner):
+    root = project("big_output")
+    report = await run(
+        make_runner(python, root), RunSpec(node_ids=("test_big_uncaptured.py",), include_passed=True, timeout=60)
+    )
+
+    tail = report.stdout[-2000:]
+    assert re.search(r"2 passed in [\d.]+s", tail), tail
+
+
+async def test_40mb_captured_print_of_a_failing_test_is_bounded_everywhere(python, make_runner):
+    root = project("big_output")
+    spec = RunSpec(node_ids=("test_big_captured.py",), show_capture=True, include_passed=True, timeout=60)
+    report = await run(make_runner(python, root), spec)
+
+    assert report.termination.exit_code == 1
+    assert report.summary is not None
+    assert report.summary.failed == 1
+    assert len(report.stdout) < OUTPUT_LIMIT
+    assert len(report.stderr) < OUTPUT_LIMIT
+    [failure] = [test for test in report.tests if test.outcome == "failed"]
+    assert "failed after printing 40 MB" in f"{failure.message}\n{failure.traceback}"
+    assert failure.stdout is not None, "the failing test's captured stdout is reported"
+    assert len(failure.stdout) < OUTPUT_LIMIT
+    assert failure.stdout.count("y") > 1000, "the report keeps part of what was printed"
+    assert TRUNCATION_MARKER.search(failure.stdout), "cut captured output must say it was cut"
+    assert len(failure.traceback or "") < OUTPUT_LIMIT
+    assert len(failure.message or "") < OUTPUT_LIMIT
+
+
+async def test_cancelling_a_run_stops_pytest_and_the_grandchild_before_cancellation_propagates(
+    python, make_runner, hang_marker
+):
+    root = project("hang")
+    runner = make_runner(python, root)
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(runner.run, RunSpec(timeout=60.0))
+            while not processes_with(hang_marker):
+                await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+
+    assert processes_with(hang_marker) == [], "a process spawned by the test outlived the cancelled run"
