@@ -28,6 +28,7 @@ from e2e_support import (
     start_server,
     structured,
     wait_until_running,
+    write_project,
     write_sleeper_project,
 )
 from mcp import MCPError
@@ -239,3 +240,63 @@ async def test_stdout_carries_only_protocol_and_logs_go_to_stderr(tmp_path: Path
     logs = stderr_path.read_text()
     assert "tool_call" in logs, "the server logged nothing to stderr"
     assert "execute_tests" in logs
+
+
+def _peak_rss_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
+
+
+async def test_a_40mb_print_does_not_grow_the_server_or_the_response(tmp_path: Path) -> None:
+    forty_mb = 40 * 1024 * 1024
+    root = write_project(
+        tmp_path / "proj",
+        {
+            "test_loud.py": (
+                "import sys\n\n"
+                "def test_loud_uncaptured(capsys):\n"
+                "    with capsys.disabled():\n"
+                f"        sys.stdout.write('x' * {forty_mb})\n\n"
+                "def test_loud_captured_then_fails():\n"
+                f"    sys.stdout.write('y' * {forty_mb})\n"
+                "    assert False\n"
+            )
+        },
+    )
+    with (tmp_path / "server-stderr-raw.log").open("w") as errlog:
+        process = subprocess.Popen(
+            [console_script(), "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            text=True,
+            env=clean_env(),
+        )
+        try:
+            assert process.stdin
+            assert process.stdout
+            assert "result" in _initialize(process)
+            baseline = _peak_rss_kib(process.pid)
+            _send(
+                process.stdin,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "execute_tests", "arguments": {}},
+                },
+            )
+            stdout = process.stdout
+            with anyio.fail_after(60):
+                line = await anyio.to_thread.run_sync(stdout.readline, abandon_on_cancel=True)
+            growth_mib = (_peak_rss_kib(process.pid) - baseline) / 1024
+        finally:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait()
+
+    result = json.loads(line)["result"]["structuredContent"]
+    assert (result["summary"]["passed"], result["summary"]["failed"]) == (1, 1)
+    assert growth_mib < 16, f"the server's peak memory grew by {growth_mib:.1f} MiB for 80 MB of test output"
+    assert len(line) < 300_000, f"the response is {len(line):,} bytes"
+    assert "cut by pytest-mcp" in result["text_output"] or "characters cut" in result["text_output"]

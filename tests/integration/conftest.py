@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -60,8 +62,7 @@ def python(request: pytest.FixtureRequest) -> Path:
 
 @pytest.fixture
 def make_runner() -> Callable[[Path, Path], object]:
-    """Build the runner under test; imported lazily so collection works while it is being written."""
-    from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
+    """Build the runner under test."""
 
     def make(python: Path, root: Path) -> SubprocessPytestRunner:
         return SubprocessPytestRunner(python=python, root=root)
