@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_TIMEOUT = 300
 
 
 class Settings(BaseSettings):
@@ -14,8 +17,13 @@ class Settings(BaseSettings):
 
     root: Path = Field(default_factory=Path.cwd, description="The project root pytest runs in.")
     python: Path | None = Field(None, description="The target project's interpreter.")
-    timeout: int = Field(300, ge=1, description="Default seconds per call.")
+    timeout: int = Field(
+        DEFAULT_TIMEOUT, ge=1, description="Default seconds per call (300, or max_timeout if that is lower)."
+    )
     max_timeout: int = Field(3600, ge=1, description="The largest timeout a call may ask for.")
+    max_concurrent_runs: int = Field(4, ge=1, le=64, description="Runs allowed at once; more calls wait their turn.")
+    rlimit_as_mb: int | None = Field(None, ge=64, description="Address-space limit for pytest, in MiB (RLIMIT_AS).")
+    rlimit_cpu_seconds: int | None = Field(None, ge=1, description="CPU-time limit for pytest (RLIMIT_CPU).")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["console", "json"] = "console"
     runner: Literal["subprocess", "fake"] = "subprocess"
@@ -38,6 +46,15 @@ class Settings(BaseSettings):
         if not candidate.is_file():
             raise ValueError(f"{value} is not an existing file")
         return candidate.absolute()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_timeout_follows_a_lower_maximum(cls, data: Any) -> Any:
+        # Only the *default* adapts; an explicit timeout above the maximum is still refused below.
+        if isinstance(data, dict) and "timeout" not in data and "max_timeout" in data:
+            with contextlib.suppress(TypeError, ValueError):
+                data = {**data, "timeout": min(DEFAULT_TIMEOUT, int(data["max_timeout"]))}
+        return data
 
     @model_validator(mode="after")
     def _timeout_within_maximum(self) -> Self:

@@ -42,8 +42,8 @@ async def test_the_container_selects_the_runner_from_configuration(tmp_path: Pat
     real = create_container(Settings(root=tmp_path))
     fake = create_container(Settings(root=tmp_path, runner="fake"))
 
-    assert isinstance(real.runner(), SubprocessPytestRunner)
-    assert isinstance(fake.runner(), FakeTestRunner)
+    assert isinstance(real.runner().inner, SubprocessPytestRunner)
+    assert isinstance(fake.runner().inner, FakeTestRunner)
 
 
 async def test_tools_are_listed_with_strict_input_and_declared_output_schemas(client: Client) -> None:

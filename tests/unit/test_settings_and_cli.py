@@ -63,3 +63,13 @@ def test_the_interpreter_is_the_explicit_one_then_the_project_venv_then_our_own(
     venv_python.touch()
     assert resolve_interpreter(tmp_path, None) == venv_python
     assert resolve_interpreter(tmp_path, Path("/opt/py")) == Path("/opt/py")
+
+
+def test_the_default_timeout_follows_a_lower_maximum_but_an_explicit_one_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert Settings(root=tmp_path, max_timeout=60).timeout == 60
+    monkeypatch.setenv("PYTEST_MCP_MAX_TIMEOUT", "45")
+    assert Settings(root=tmp_path).timeout == 45
+    with pytest.raises(ValueError, match="timeout 90s exceeds max_timeout 45s"):
+        Settings(root=tmp_path, timeout=90)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -11,8 +12,12 @@ from typing import Any, cast
 
 import anyio
 import structlog
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from pydantic import ValidationError
 
 _log = structlog.get_logger("pytest_mcp.transport")
 _READ_SIZE = 64 * 1024
@@ -27,6 +32,9 @@ class _PollingLineReader:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        # The SDK parses each line before asking for the next one and reports a failure before
+        # that, so when a parse error arrives this is the line that caused it.
+        self.last_line: str | None = None
 
     async def __aiter__(self) -> AsyncIterator[str]:
         pending = b""
@@ -38,9 +46,11 @@ class _PollingLineReader:
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                yield line.decode("utf-8", errors="replace") + "\n"
+                self.last_line = line.decode("utf-8", errors="replace")
+                yield self.last_line + "\n"
         if pending:
-            yield pending.decode("utf-8", errors="replace")
+            self.last_line = pending.decode("utf-8", errors="replace")
+            yield self.last_line
 
 
 def _pollable_stdin() -> _PollingLineReader | None:
@@ -52,6 +62,69 @@ def _pollable_stdin() -> _PollingLineReader | None:
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
         return _PollingLineReader(sys.stdin.fileno())
     return None
+
+
+def _find_lone_surrogate(value: Any, path: str) -> str | None:
+    """The JSON path of the first string holding a lone surrogate, if any."""
+    if isinstance(value, str):
+        return path if any("\ud800" <= ch <= "\udfff" for ch in value) else None
+    if isinstance(value, dict):
+        children: Any = ((f"{path}.{key}" if path else str(key), child) for key, child in value.items())
+    elif isinstance(value, list):
+        children = ((f"{path}[{index}]", child) for index, child in enumerate(value))
+    else:
+        return None
+    for child_path, child in children:
+        found = _find_lone_surrogate(child, child_path)
+        if found:
+            return found
+    return None
+
+
+def _reply_to_unparseable(error: Exception, line: str | None) -> JSONRPCError:
+    """A JSON-RPC error for a line the SDK could not parse: never leave the client waiting."""
+    raw = line
+    if raw is None and isinstance(error, ValidationError) and error.errors():
+        raw = error.errors()[0].get("input")
+    try:
+        message = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        message = None
+    if not isinstance(message, dict):
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR, message="Parse error: not JSON"))
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        request_id = None
+    arguments = message.get("params", {}).get("arguments") if isinstance(message.get("params"), dict) else None
+    where = _find_lone_surrogate(arguments, "")
+    if where is not None:
+        error_data = ErrorData(
+            code=INVALID_PARAMS,
+            message=f"{where}: contains a lone surrogate, which is not valid Unicode text",
+            data={"errors": [{"field": where, "reason": "contains a lone surrogate"}]},
+        )
+    else:
+        where = _find_lone_surrogate(message, "")
+        reason = f"{where} contains a lone surrogate" if where else "it is not a valid JSON-RPC message"
+        error_data = ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {reason}")
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=error_data)
+
+
+async def _answer_unparseable_lines(
+    source: Any,
+    parsed: MemoryObjectSendStream[SessionMessage | Exception],
+    replies: Any,
+    stdin: _PollingLineReader | None,
+) -> None:
+    """Forward parsed messages to the server; answer the lines the SDK could not parse."""
+    async with parsed, replies:
+        async for item in source:
+            if isinstance(item, Exception):
+                reply = _reply_to_unparseable(item, stdin.last_line if stdin else None)
+                _log.warning("unparseable_message", code=reply.error.code, reason=reply.error.message[:200])
+                await replies.send(SessionMessage(reply))
+            else:
+                await parsed.send(item)
 
 
 class StdioTransport:
@@ -80,6 +153,8 @@ class StdioTransport:
             group.start_soon(watch_signals)
             # stdio_server's parameter is typed AsyncFile, but it only iterates lines.
             async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+                parsed_send, parsed_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+                group.start_soon(_answer_unparseable_lines, read_stream, parsed_send, write_stream.clone(), stdin)
+                await server.run(cast(Any, parsed_receive), write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
         return 128 + received[0] if received else 0

@@ -3,7 +3,8 @@
 PytestMcpError
 ├── InvalidArguments   the request itself is wrong (a field and a reason per problem)
 └── ExecutionFailed    pytest could not give a trustworthy result (interrupted, usage
-                       error, internal error, timeout, crash, pytest unavailable)
+                       error, internal error, timeout, crash, pytest unavailable), or the
+                       server was too busy to start it within the call's timeout
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ FailureReason = Literal[
     "timeout",
     "crashed",
     "pytest_unavailable",
+    "busy",
 ]
 
 

@@ -11,6 +11,10 @@ from pytest_mcp.domain.text import keep_tail, last_line
 
 RESULT_EXIT_CODES = (0, 1, 5)
 _TAIL_CHARS = 4000
+_SIGNAL_HINTS = {
+    "SIGXCPU": " (its CPU-time limit was reached)",
+    "SIGKILL": " (out of memory, or killed by another process)",
+}
 _FAULTHANDLER_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 
 
@@ -52,11 +56,20 @@ def execution_failure(
         )
     if termination.kind == "pytest_unavailable":
         return ExecutionFailed("pytest_unavailable", termination.detail or "pytest could not be started", details)
+    if termination.kind == "busy":
+        return ExecutionFailed(
+            "busy",
+            f"the server is busy: {termination.detail or 'other runs are in progress'}; "
+            f"no run slot freed up within this call's {timeout:g}s timeout, so nothing was started. "
+            "Retry later, or pass a larger timeout to wait longer",
+            details,
+        )
     if termination.kind == "signalled":
         where = _crash_site(stderr)
+        hint = _SIGNAL_HINTS.get(termination.signal or "", "")
         return ExecutionFailed(
             "crashed",
-            f"pytest was killed by {termination.signal or 'a signal'}"
+            f"pytest was killed by {termination.signal or 'a signal'}{hint}"
             + (f" while running {where}" if where else "")
             + "; no results are available",
             details,

@@ -33,25 +33,37 @@ class RequestPolicy:
             )
 
 
-def _has_control_character(text: str) -> bool:
-    # Cc covers C0, DEL and C1; Zl/Zp are the Unicode line and paragraph separators.
-    return any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in text)
+_FORBIDDEN_CATEGORIES = {
+    "Cc": "a control character (NUL, newline, escape, ...)",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+    "Cs": "a lone surrogate, which is not valid text",
+}
 
 
 def _check_text(value: str, max_length: int) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty or blank; omit the field instead")
     if len(value) > max_length:
         raise ValueError(f"is {len(value)} characters long; the limit is {max_length}")
-    if _has_control_character(value):
-        raise ValueError("contains a control character (NUL, newline, escape, ...)")
+    if not value.strip():
+        raise ValueError("must not be empty or blank; omit the field instead")
+    for character in value:
+        problem = _FORBIDDEN_CATEGORIES.get(unicodedata.category(character))
+        if problem:
+            raise ValueError(f"contains {problem}")
+    return value
+
+
+def _check_not_an_option(value: str) -> str:
+    # pytest scans its raw argv for `-p<plugin>` before parsing, so nothing we pass may look
+    # like an option, even where it is an option's value.
+    if value.startswith("-"):
+        raise ValueError("starts with '-', which pytest would read as an option")
     return value
 
 
 def _check_path(value: str, root: Path) -> str:
     """Accept a path relative to `root` that stays inside it after symlinks are followed."""
-    if value.startswith("-"):
-        raise ValueError("starts with '-', which pytest would read as an option")
+    _check_not_an_option(value)
     if value.startswith(("/", "\\")) or PurePosixPath(value).is_absolute() or (len(value) > 1 and value[1] == ":"):
         raise ValueError("is an absolute path; give a path relative to the project root")
     resolved = (root / value).resolve()
@@ -104,12 +116,13 @@ class _Request(BaseModel):
     def _expression(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return None
-        return _check_text(value, cls._policy(info).max_expression_length)
+        return _check_not_an_option(_check_text(value, cls._policy(info).max_expression_length))
 
 
 def _field_error(model: type[BaseModel], err: Any) -> FieldError:
     loc = err["loc"]
-    name = ".".join(str(part) for part in loc if not isinstance(part, int))
+    # Field names come from the caller; keep an absurd one from flooding messages and logs.
+    name = ".".join(str(part)[:64] for part in loc if not isinstance(part, int))
     for part in loc:
         if isinstance(part, int):
             name += f"[{part}]"
@@ -133,7 +146,7 @@ class ExecuteTestsRequest(_Request):
     )
     markers: str | None = Field(None, description="Marker expression, as for `pytest -m`.")
     keywords: str | None = Field(None, description="Keyword expression, as for `pytest -k`.")
-    maxfail: int | None = Field(None, ge=1, description="Stop after this many failures.")
+    maxfail: int | None = Field(None, ge=1, le=1_000_000, description="Stop after this many failures.")
     failfast: bool = Field(False, description="Stop at the first failure (same as maxfail=1).")
     verbosity: int = Field(0, ge=-2, le=2, description="Verbosity of text_output, from -2 (-qq) to 2 (-vv).")
     show_capture: bool = Field(True, description="Include captured stdout/stderr of failing tests.")

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from pytest_mcp.domain.models import CollectedTest, CollectionError, ReportedTest, Summary, _Value
 
-TerminationKind = Literal["exited", "signalled", "timed_out", "pytest_unavailable"]
+TerminationKind = Literal["exited", "signalled", "timed_out", "pytest_unavailable", "busy"]
 
 
 class RunSpec(_Value):
@@ -37,7 +37,7 @@ class Termination(_Value):
     kind: TerminationKind
     exit_code: int | None = None
     signal: str | None = Field(None, description="Signal name, e.g. SIGSEGV, when kind is 'signalled'.")
-    detail: str | None = Field(None, description="Why pytest could not be started, when unavailable.")
+    detail: str | None = Field(None, description="Why pytest could not be started, or why the run had to wait.")
 
 
 class RunReport(_Value):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -17,11 +18,16 @@ PLUGIN_MODULE = "_pytest_mcp_reporter"
 PYTEST_MISSING_EXIT = 86
 _PYTEST_MISSING_MARK = "pytest-mcp: cannot import pytest:"
 # Runs `python -m pytest` exactly as the -m switch would (cwd first on sys.path), after putting
-# this run's private plugin directory at the *end* of sys.path. The user's environment variables
-# are not touched, so nothing leaks into processes the tests spawn.
+# this run's private plugin directory at the *end* of sys.path and applying any configured
+# rlimits. The user's environment variables are not touched, so nothing leaks into processes
+# the tests spawn. argv[1] is the plugin directory, argv[2] the rlimits ("RLIMIT_AS=n,...").
 BOOTSTRAP = (
     "import os,sys,runpy\n"
-    "d=sys.argv.pop(1)\n"
+    "d,l=sys.argv.pop(1),sys.argv.pop(1)\n"
+    "if l:\n"
+    " import resource\n"
+    " for k,v in (x.split('=') for x in l.split(',')):\n"
+    "  resource.setrlimit(getattr(resource,k),tuple(map(int,v.split(':'))))\n"
     "if sys.path and sys.path[0]=='':sys.path[0]=os.getcwd()\n"
     "sys.path.append(d)\n"
     "try:import pytest\n"
@@ -29,6 +35,24 @@ BOOTSTRAP = (
     "runpy.run_module('pytest',run_name='__main__',alter_sys=True)"
 )
 _VERBOSITY_FLAGS = {-2: ["-qq"], -1: ["-q"], 0: [], 1: ["-v"], 2: ["-vv"]}
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """Optional POSIX rlimits for pytest and everything it starts: defence in depth, not a sandbox."""
+
+    address_space_mb: int | None = None
+    cpu_seconds: int | None = None
+
+    def bootstrap_argument(self) -> str:
+        limits = []
+        if self.address_space_mb is not None:
+            size = self.address_space_mb * 1024 * 1024
+            limits.append(f"RLIMIT_AS={size}:{size}")
+        if self.cpu_seconds is not None:
+            # The soft limit sends SIGXCPU, which names the cause; the hard limit a second later is SIGKILL.
+            limits.append(f"RLIMIT_CPU={self.cpu_seconds}:{self.cpu_seconds + 1}")
+        return ",".join(limits)
 
 
 class SubprocessPytestRunner(TestRunner):
@@ -45,10 +69,12 @@ class SubprocessPytestRunner(TestRunner):
         root: Path,
         limits: OutputLimits | None = None,
         max_report_bytes: int = 64 * 1024 * 1024,
+        resource_limits: ResourceLimits | None = None,
     ) -> None:
         self._python = python
         self._root = root
         self._limits = limits or OutputLimits()
+        self._rlimits = (resource_limits or ResourceLimits()).bootstrap_argument()
         self._max_report_bytes = max_report_bytes
         self._plugin_source = (
             resources.files("pytest_mcp.adapters.pytest_subprocess")
@@ -62,17 +88,19 @@ class SubprocessPytestRunner(TestRunner):
 
     async def run(self, spec: RunSpec) -> RunReport:
         options = ["--color=no", *_VERBOSITY_FLAGS[spec.verbosity]]
+        # Expressions are attached to their option (`-kEXPR`) so no argv element can start with `-p`.
         if spec.markers is not None:
-            options += ["-m", spec.markers]
+            options.append(f"-m{spec.markers}")
         if spec.keywords is not None:
-            options += ["-k", spec.keywords]
+            options.append(f"-k{spec.keywords}")
         if spec.maxfail is not None:
             options.append(f"--maxfail={spec.maxfail}")
         if not spec.show_capture:
             options.append("--show-capture=no")
-        if spec.include_passed:
-            options.append("--pytest-mcp-passed")
-        command, outcome, parsed = await self._pytest(options, spec.node_ids, spec.timeout, mode="run")
+        private_options = ["--pytest-mcp-passed"] if spec.include_passed else []
+        command, outcome, parsed = await self._pytest(
+            options, spec.node_ids, spec.timeout, mode="run", private_options=private_options
+        )
         return RunReport(
             termination=self._termination(outcome),
             command=command,
@@ -86,10 +114,11 @@ class SubprocessPytestRunner(TestRunner):
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
         options = ["--color=no", "--collect-only", "-q"]
+        # Expressions are attached to their option (`-kEXPR`) so no argv element can start with `-p`.
         if spec.markers is not None:
-            options += ["-m", spec.markers]
+            options.append(f"-m{spec.markers}")
         if spec.keywords is not None:
-            options += ["-k", spec.keywords]
+            options.append(f"-k{spec.keywords}")
         targets = (spec.path,) if spec.path is not None else ()
         command, outcome, parsed = await self._pytest(options, targets, spec.timeout, mode="collect")
         return CollectionReport(
@@ -105,23 +134,29 @@ class SubprocessPytestRunner(TestRunner):
         )
 
     async def _pytest(
-        self, options: list[str], targets: Sequence[str], timeout: float, *, mode: str
+        self,
+        options: list[str],
+        targets: Sequence[str],
+        timeout: float,
+        *,
+        mode: str,
+        private_options: Sequence[str] = (),
     ) -> tuple[tuple[str, ...], ProcessOutcome, ParsedReport]:
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
         try:
             (workdir / f"{PLUGIN_MODULE}.py").write_bytes(self._plugin_source)
             report_path = workdir / "report.jsonl"
-            pytest_args = [
+            private = [
                 "-p",
                 PLUGIN_MODULE,
                 f"--pytest-mcp-report={report_path}",
                 f"--pytest-mcp-mode={mode}",
-                *options,
-                "--",
-                *targets,
+                *private_options,
             ]
-            argv = [str(self._python), "-c", BOOTSTRAP, str(workdir), *pytest_args]
-            command = (str(self._python), "-m", "pytest", *pytest_args)
+            public = [*options, "--", *targets]
+            argv = [str(self._python), "-c", BOOTSTRAP, str(workdir), self._rlimits, *private, *public]
+            # What a person would type to reproduce the run: our private reporter options are left out.
+            command = (str(self._python), "-m", "pytest", *public)
             try:
                 outcome = await run_in_process_group(argv, cwd=self._root, timeout=timeout, limits=self._limits)
             except OSError as exc:
