@@ -194,10 +194,10 @@ _SUMMARY_WORDS = {
 }
 
 
-def pytest_oracle(root: Path, *, plugins: bool = False) -> tuple[str, dict[str, int]]:
-    """Run `python -m pytest -q` on `root` ourselves: its final line and the counts it states."""
+def pytest_oracle(root: Path, *args: str, plugins: bool = False) -> tuple[str, dict[str, int]]:
+    """Run `python -m pytest -q [args]` on `root` ourselves: its final line and the counts it states."""
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=root,
         env=clean_env(plugins=plugins),
         capture_output=True,

@@ -136,7 +136,10 @@ def _initialize(process: subprocess.Popen[str]) -> dict[str, Any]:
     return response
 
 
-async def test_sigterm_mid_run_stops_the_server_and_every_process_it_started(tmp_path: Path, marker: str) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_signal_mid_run_stops_the_server_and_every_process_it_started(
+    tmp_path: Path, marker: str, signum: signal.Signals
+) -> None:
     root = write_sleeper_project(tmp_path / "proj", marker)
     with (tmp_path / "server-stderr-raw.log").open("w") as errlog:
         process = subprocess.Popen(
@@ -166,13 +169,13 @@ async def test_sigterm_mid_run_stops_the_server_and_every_process_it_started(tmp
             assert grandchildren
 
             # stdin stays open, as it does when a client signals the server instead of hanging up.
-            process.send_signal(signal.SIGTERM)
+            process.send_signal(signum)
             deadline = time.monotonic() + 5
             while process.poll() is None and time.monotonic() < deadline:
                 await anyio.sleep(0.05)
             await assert_all_gone(marker, within=max(deadline - time.monotonic(), 0.5))
-            assert process.returncode is not None, "the server was still running 5s after SIGTERM"
-            assert process.returncode != 0, "the server exited 0 after SIGTERM"
+            assert process.returncode is not None, f"the server was still running 5s after {signum.name}"
+            assert process.returncode == 128 + signum, f"the server exited {process.returncode} after {signum.name}"
         finally:
             if process.poll() is None:
                 os.kill(process.pid, signal.SIGKILL)

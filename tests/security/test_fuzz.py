@@ -1,0 +1,113 @@
+"""Random JSON at both tools: every answer is a result, a -32602 or a -32000; never -32603, never a crash."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from conftest import build_trapped_project, server_parameters
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp import Client, MCPError
+
+from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.container import create_container
+from pytest_mcp.settings import Settings
+
+EXAMPLES = int(os.environ.get("PYTEST_MCP_FUZZ_EXAMPLES", "1500"))
+KNOWN_KEYS = [
+    "node_ids",
+    "markers",
+    "keywords",
+    "maxfail",
+    "failfast",
+    "verbosity",
+    "show_capture",
+    "timeout",
+    "detail",
+    "path",
+]
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40)
+    | st.sampled_from(["", "-p", "--version", "tests", "test_ok.py", "../x", "/etc", "slow", "not slow", "all"])
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    max_leaves=20,
+)
+arguments = st.dictionaries(st.sampled_from(KNOWN_KEYS) | st.text(max_size=12), json_values, max_size=6)
+tools = st.sampled_from(["execute_tests", "discover_tests"])
+
+
+def outcome_of(portal: BlockingPortal, client: Client, tool: str, args: dict[str, Any]) -> str:
+    try:
+        result = portal.call(client.call_tool, tool, args)
+    except MCPError as error:
+        code, message = error.code, error.message
+    else:
+        assert result.structured_content is not None
+        assert "exit_code" in result.structured_content
+        return "result"
+    assert code in (-32602, -32000), f"{tool}({args!r}) answered {code}: {message}"
+    return str(code)
+
+
+def fuzz(portal: BlockingPortal, client: Client, examples: int) -> set[str]:
+    seen: set[str] = set()
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(tool=tools, args=arguments)
+    def one_call(tool: str, args: dict[str, Any]) -> None:
+        seen.add(outcome_of(portal, client, tool, args))
+
+    one_call()
+    return seen
+
+
+@pytest.fixture
+def portal() -> Iterator[BlockingPortal]:
+    with start_blocking_portal(backend="asyncio") as portal:
+        yield portal
+
+
+def scripted_runner() -> FakeTestRunner:
+    return (
+        FakeTestRunner()
+        .script("test_ok.py::test_ok", markers=["slow"])
+        .script("tests/test_b.py::test_fails", "failed", message="assert 1 == 2")
+    )
+
+
+def test_random_arguments_in_process_never_produce_an_internal_error(tmp_path: Path, portal: BlockingPortal) -> None:
+    container = create_container(Settings(root=tmp_path, runner="fake", max_timeout=60))
+    container.fake_runner.override(scripted_runner())
+
+    with portal.wrap_async_context_manager(Client(container.tool_server().server)) as client:
+        seen = fuzz(portal, client, EXAMPLES)
+        still_serving = portal.call(client.list_tools)
+
+    assert "-32602" in seen
+    assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests"}
+
+
+def test_random_arguments_over_stdio_never_produce_an_internal_error(tmp_path: Path, portal: BlockingPortal) -> None:
+    trapped = build_trapped_project(tmp_path)
+    parameters = server_parameters(trapped, env={"PYTEST_MCP_RUNNER": "fake"})
+
+    with portal.wrap_async_context_manager(Client(parameters, mode="legacy")) as client:
+        seen = fuzz(portal, client, max(EXAMPLES // 5, 50))
+        still_serving = portal.call(client.list_tools)
+
+    assert "-32602" in seen
+    assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests"}
+    assert trapped.tripped() == [], "the fake runner must not start pytest"
