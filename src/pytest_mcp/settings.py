@@ -1,15 +1,24 @@
-"""Typed settings from CLI flags (highest), `PYTEST_MCP_*` environment variables, then defaults."""
+"""Typed settings. Precedence: CLI flags > `PYTEST_MCP_*` environment > `[tool.pytest-mcp]` in the
+project's pyproject.toml > defaults. The HTTP bearer token comes from the environment only."""
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import os
+import tomllib
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
 
 DEFAULT_TIMEOUT = 300
+FILE_TABLE = "tool.pytest-mcp"
+_NOT_FROM_FILE = {
+    "auth_token": "may only come from the PYTEST_MCP_AUTH_TOKEN environment variable",
+    "root": "is where this file was found; set it with --root or PYTEST_MCP_ROOT",
+}
 
 
 class Settings(BaseSettings):
@@ -27,7 +36,24 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["console", "json"] = "console"
     runner: Literal["subprocess", "fake"] = "subprocess"
-    transport: Literal["stdio"] = "stdio"
+    transport: Literal["stdio", "http", "sse"] = "stdio"
+    host: str = Field("127.0.0.1", description="Address the HTTP transports bind to.")
+    port: int = Field(8000, ge=1, le=65535)
+    path: str = Field("/mcp", description="Endpoint path of the HTTP transports.")
+    stateless: bool = Field(False, description="Streamable HTTP without per-session state.")
+    allowed_hosts: tuple[str, ...] = Field((), description="Host header values allowed besides loopback.")
+    auth_token: SecretStr | None = Field(None, description="Bearer token the HTTP transports require.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, ProjectFileSettings(settings_cls, init_settings)
 
     @field_validator("root")
     @classmethod
@@ -47,6 +73,15 @@ class Settings(BaseSettings):
             raise ValueError(f"{value} is not an existing file")
         return candidate.absolute()
 
+    @field_validator("path")
+    @classmethod
+    def _path_is_an_endpoint(cls, value: str) -> str:
+        if not value.startswith("/") or any(ch.isspace() for ch in value):
+            raise ValueError(f"{value!r} must start with '/' and contain no spaces")
+        if value.rstrip("/") == "/healthz":
+            raise ValueError("/healthz is reserved for the health check")
+        return value
+
     @model_validator(mode="before")
     @classmethod
     def _default_timeout_follows_a_lower_maximum(cls, data: Any) -> Any:
@@ -61,3 +96,66 @@ class Settings(BaseSettings):
         if self.timeout > self.max_timeout:
             raise ValueError(f"timeout {self.timeout}s exceeds max_timeout {self.max_timeout}s")
         return self
+
+    @model_validator(mode="after")
+    def _no_unauthenticated_public_bind(self) -> Self:
+        if self.transport != "stdio" and self.auth_token is None and not is_loopback(self.host):
+            raise ValueError(
+                f"refusing to serve on {self.host} without authentication: anyone who can reach it could run "
+                "this project's tests; set PYTEST_MCP_AUTH_TOKEN, or bind to 127.0.0.1"
+            )
+        return self
+
+    def for_display(self) -> dict[str, Any]:
+        """The effective settings as JSON-ready values, with secrets masked."""
+        shown = self.model_dump(mode="json")
+        shown["auth_token"] = "********" if self.auth_token is not None else None
+        return shown
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class ProjectFileSettings(PydanticBaseSettingsSource):
+    """`[tool.pytest-mcp]` from ROOT/pyproject.toml, where ROOT comes from the CLI, the environment or cwd.
+
+    Keys may use dashes or underscores. A relative `python` is relative to ROOT.
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._init_settings = init_settings
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        root = Path(self._init_settings().get("root") or os.environ.get("PYTEST_MCP_ROOT") or Path.cwd())
+        pyproject = root.expanduser() / "pyproject.toml"
+        if not pyproject.is_file():
+            return {}
+        try:
+            document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"{pyproject}: cannot be read as TOML ({exc})") from None
+        table = document.get("tool", {}).get("pytest-mcp", {})
+        if not isinstance(table, dict):
+            raise SettingsError(f"{pyproject}: [{FILE_TABLE}] must be a table")
+        values: dict[str, Any] = {}
+        for key, value in table.items():
+            name = key.replace("-", "_")
+            if name in _NOT_FROM_FILE:
+                raise SettingsError(f"{pyproject}: [{FILE_TABLE}] {key} {_NOT_FROM_FILE[name]}")
+            if name not in Settings.model_fields:
+                known = ", ".join(sorted(n.replace("_", "-") for n in Settings.model_fields if n not in _NOT_FROM_FILE))
+                raise SettingsError(f"{pyproject}: [{FILE_TABLE}] has an unknown key {key!r}; known keys: {known}")
+            values[name] = value
+        if isinstance(values.get("python"), str) and not Path(values["python"]).expanduser().is_absolute():
+            values["python"] = str(root.expanduser().resolve() / values["python"])
+        return values

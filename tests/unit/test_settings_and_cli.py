@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -73,3 +74,93 @@ def test_the_default_timeout_follows_a_lower_maximum_but_an_explicit_one_does_no
     assert Settings(root=tmp_path).timeout == 45
     with pytest.raises(ValueError, match="timeout 90s exceeds max_timeout 45s"):
         Settings(root=tmp_path, timeout=90)
+
+
+def write_pyproject(root: Path, table: str) -> None:
+    (root / "pyproject.toml").write_text(f"[project]\nname = 'x'\n\n[tool.pytest-mcp]\n{table}\n")
+
+
+def test_precedence_is_cli_then_environment_then_project_file_then_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_pyproject(tmp_path, "timeout = 11\nmax-timeout = 100\nmax_concurrent_runs = 3\nlog-format = 'json'")
+    monkeypatch.setenv("PYTEST_MCP_MAX_TIMEOUT", "200")
+    monkeypatch.setenv("PYTEST_MCP_MAX_CONCURRENT_RUNS", "5")
+
+    settings = Settings(root=tmp_path, max_concurrent_runs=7)
+
+    assert settings.max_concurrent_runs == 7  # CLI beats environment and file
+    assert settings.max_timeout == 200  # environment beats file
+    assert settings.timeout == 11  # file beats default
+    assert settings.log_format == "json"
+    assert settings.port == 8000  # default
+
+
+def test_the_project_file_is_found_through_the_root_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_pyproject(tmp_path, "python = 'bin/py'")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "py").touch()
+    monkeypatch.setenv("PYTEST_MCP_ROOT", str(tmp_path))
+
+    assert Settings().python == tmp_path.resolve() / "bin" / "py"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("auth-token = 'x'", "auth-token may only come from the PYTEST_MCP_AUTH_TOKEN environment variable"),
+        ("root = '/'", "root is where this file was found"),
+        ("colour = 'blue'", "unknown key 'colour'"),
+    ],
+)
+def test_the_project_file_cannot_set_secrets_or_unknown_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str, message: str
+) -> None:
+    write_pyproject(tmp_path, table)
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tmp_path), "--print-config"])
+
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "[tool.pytest-mcp]" in error
+    assert message in error
+
+
+def test_print_config_shows_effective_settings_with_the_token_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PYTEST_MCP_AUTH_TOKEN", "s3cret-value")
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tmp_path), "--transport", "http", "--allowed-host", "a.example", "--print-config"])
+
+    assert exited.value.code == 0
+    output = capsys.readouterr().out
+    shown = json.loads(output)
+    assert shown["auth_token"] == "********"
+    assert "s3cret-value" not in output
+    assert (shown["transport"], shown["allowed_hosts"], shown["root"]) == (
+        "http",
+        ["a.example"],
+        str(tmp_path.resolve()),
+    )
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "example.com", "::"])
+def test_a_public_bind_without_a_token_is_refused_and_loopback_is_fine(tmp_path: Path, host: str) -> None:
+    with pytest.raises(ValueError, match=f"refusing to serve on {host} without authentication"):
+        Settings(root=tmp_path, transport="http", host=host)
+
+    assert Settings(root=tmp_path, transport="http", host=host, auth_token="t").host == host
+    assert Settings(root=tmp_path, transport="sse", host="::1").host == "::1"
+    assert Settings(root=tmp_path, transport="stdio", host=host).host == host  # stdio binds nothing
+
+
+def test_the_token_has_no_command_line_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--auth-token=x"])
+
+    assert "unrecognized arguments: --auth-token" in capsys.readouterr().err

@@ -79,9 +79,24 @@ async def _drain(stream: ByteReceiveStream | None, buffer: BoundedBuffer) -> Non
         buffer.feed(chunk)
 
 
+_live_groups: set[int] = set()
+
+
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def kill_all_process_groups() -> int:
+    """Kill every process group a run in this process still owns; for transports shutting down.
+
+    Runs kill their own groups on every way out; this is the last line for a shutdown path that
+    could not wait for them (an HTTP server's graceful-shutdown timeout, say).
+    """
+    groups = list(_live_groups)
+    for pgid in groups:
+        _kill_group(pgid)
+    return len(groups)
 
 
 async def run_in_process_group(
@@ -105,6 +120,7 @@ async def run_in_process_group(
         start_new_session=True,
     )
     pgid = process.pid  # a new session makes the child its own group leader
+    _live_groups.add(pgid)
     timed_out = False
     try:
         async with anyio.create_task_group() as readers:
@@ -121,6 +137,7 @@ async def run_in_process_group(
         with anyio.CancelScope(shield=True):
             await process.wait()
             await process.aclose()
+        _live_groups.discard(pgid)
     return ProcessOutcome(
         returncode=None if timed_out else process.returncode,
         timed_out=timed_out,

@@ -1,0 +1,221 @@
+"""Serve MCP over HTTP: streamable HTTP (stateful or stateless) or the older SSE transport.
+
+Starlette and uvicorn are imported only when one of these transports is selected, so the
+stdio path never pays for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import signal
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import structlog
+from mcp.server import Server
+
+from pytest_mcp.adapters.pytest_subprocess.process import kill_all_process_groups
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+_log = structlog.get_logger("pytest_mcp.transport")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+HEALTH_PATH = "/healthz"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+GRACEFUL_SHUTDOWN_SECONDS = 2
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    path: str = "/mcp"
+    stateless: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    auth_token: str | None = field(default=None, repr=False)
+    version: str = ""
+
+    def host_allow_list(self) -> list[str]:
+        """Loopback on any port, plus whatever was configured (`name` or `name:port`)."""
+        allowed = [f"{host}:*" for host in LOOPBACK_HOSTS] + list(LOOPBACK_HOSTS)
+        for entry in self.allowed_hosts:
+            allowed += [entry] if ":" in entry.rsplit("]", 1)[-1] else [entry, f"{entry}:*"]
+        return allowed
+
+    def origin_allow_list(self) -> list[str]:
+        hosts = [host for host in self.host_allow_list() if not host.endswith(":*")]
+        patterns = [host for host in self.host_allow_list() if host.endswith(":*")]
+        return [f"{scheme}://{host}" for scheme in ("http", "https") for host in hosts + patterns]
+
+
+class BearerTokenAuth:
+    """Requires `Authorization: Bearer <token>` on every HTTP request except the health check.
+
+    Tokens are compared as SHA-256 digests with `hmac.compare_digest`: constant time, and the
+    length of the configured token does not leak either.
+    """
+
+    def __init__(self, app: ASGIApp, token: str, exempt: tuple[str, ...] = (HEALTH_PATH,)) -> None:
+        self._app = app
+        self._digest = hashlib.sha256(token.encode()).digest()
+        self._exempt = exempt
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self._exempt:
+            await self._app(scope, receive, send)
+            return
+        header = dict(scope.get("headers", [])).get(b"authorization", b"")
+        scheme, _, presented = header.partition(b" ")
+        valid = scheme.lower() == b"bearer" and hmac.compare_digest(
+            hashlib.sha256(presented.strip()).digest(), self._digest
+        )
+        if valid:
+            await self._app(scope, receive, send)
+            return
+        error = "invalid_token" if header else "invalid_request"
+        body = json.dumps({"error": error, "error_description": "a valid bearer token is required"}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"www-authenticate", f'Bearer realm="pytest-mcp", error="{error}"'.encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _health_route(version: str) -> Any:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "version": version})
+
+    return Route(HEALTH_PATH, health, methods=["GET"])
+
+
+def _security(options: HttpOptions) -> Any:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=options.host_allow_list(),
+        allowed_origins=options.origin_allow_list(),
+    )
+
+
+def streamable_http_app(server: Server[Any], options: HttpOptions) -> Starlette:
+    return server.streamable_http_app(
+        streamable_http_path=options.path,
+        stateless_http=options.stateless,
+        transport_security=_security(options),
+        host=options.host,
+        custom_starlette_routes=[_health_route(options.version)],
+    )
+
+
+def sse_app(server: Server[Any], options: HttpOptions) -> Starlette:
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    messages_path = options.path.rstrip("/") + "/messages/"
+    sse = SseServerTransport(messages_path, security_settings=_security(options))
+
+    async def connect(request: Request) -> Response:
+        async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return Response()
+
+    return Starlette(
+        routes=[
+            Route(options.path, connect, methods=["GET"]),
+            Mount(messages_path, app=sse.handle_post_message),
+            _health_route(options.version),
+        ]
+    )
+
+
+class HttpTransport:
+    """HTTP transports: `kind="http"` (streamable HTTP) or `kind="sse"` (HTTP+SSE, the older one).
+
+    Shutdown contract, as for stdio: on SIGTERM or SIGINT uvicorn shuts down gracefully (at most
+    2 s for open connections), the MCP sessions end and cancel their in-flight calls (each run
+    kills its pytest process group), any group still alive is killed, and `serve` returns
+    128 + the signal number.
+    """
+
+    def __init__(self, options: HttpOptions, kind: Literal["http", "sse"]) -> None:
+        self._options = options
+        self._kind = kind
+
+    def app(self, server: Server[Any]) -> ASGIApp:
+        build = streamable_http_app if self._kind == "http" else sse_app
+        app: ASGIApp = build(server, self._options)
+        if self._options.auth_token:
+            app = BearerTokenAuth(app, self._options.auth_token)
+        return app
+
+    async def serve(self, server: Server[Any]) -> int:
+        import uvicorn
+
+        class _Uvicorn(uvicorn.Server):
+            def capture_signals(self) -> Any:  # we take the signals ourselves, below
+                from contextlib import nullcontext
+
+                return nullcontext()
+
+        config = uvicorn.Config(
+            self.app(server),
+            host=self._options.host,
+            port=self._options.port,
+            lifespan="on",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        )
+        web = _Uvicorn(config)
+        received: list[int] = []
+        async with anyio.create_task_group() as group:
+
+            async def watch_signals() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for signum in signals:
+                        received.append(signum)
+                        _log.warning("shutdown", signal=signal.Signals(signum).name)
+                        web.should_exit = True
+                        return
+
+            group.start_soon(watch_signals)
+            _log.info(
+                "serving",
+                transport=self._kind,
+                url=f"http://{self._options.host}:{self._options.port}{self._options.path}",
+                stateless=self._options.stateless,
+                auth=bool(self._options.auth_token),
+            )
+            await web.serve()
+            group.cancel_scope.cancel()
+        leftovers = kill_all_process_groups()
+        if leftovers:
+            _log.warning("killed_leftover_runs", count=leftovers)
+        if received:
+            return 128 + received[0]
+        return 0 if web.started else 1

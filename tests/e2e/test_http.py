@@ -1,0 +1,281 @@
+"""The HTTP transports through the real console script on a free loopback port."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from e2e_support import (
+    MARKER_ENV,
+    assert_all_gone,
+    clean_env,
+    console_script,
+    pytest_oracle,
+    sleeper_file,
+    structured,
+    wait_until_running,
+    write_project,
+    write_sleeper_project,
+)
+from mcp import Client, MCPError
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from pytest_mcp import __version__
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+TOKEN = "e2e-token-1f3c9a"
+PROJECT = {
+    "test_mixed.py": """
+        import pytest
+
+        def test_passes(): pass
+        def test_fails(): assert 1 == 2
+        @pytest.mark.skip(reason="later")
+        def test_skipped(): pass
+    """
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class HttpServer:
+    def __init__(self, process: subprocess.Popen[str], port: int, path: str, stderr: Path) -> None:
+        self.process = process
+        self.port = port
+        self.path = path
+        self.stderr = stderr
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def request(self, method: str, path: str, headers: dict[str, str] | None = None, body: Any = None) -> Any:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        payload = json.dumps(body) if body is not None else None
+        connection.request(method, path, body=payload, headers=headers or {})
+        return connection.getresponse()
+
+
+@contextmanager
+def http_server(root: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
+    port = free_port()
+    stderr = tmp_path / f"http-server-{port}.log"
+    path = "/sse" if "sse" in args else "/mcp"
+    with stderr.open("w") as errlog:
+        process = subprocess.Popen(
+            [console_script(), "--root", str(root), "--port", str(port), "--path", path, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errlog,
+            text=True,
+            env=clean_env(env),
+        )
+        server = HttpServer(process, port, path, stderr)
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                assert process.poll() is None, f"the server exited early:\n{stderr.read_text()}"
+                try:
+                    if server.request("GET", "/healthz").status == 200:
+                        break
+                except OSError:
+                    pass
+                assert time.monotonic() < deadline, "the server did not come up"
+                time.sleep(0.05)
+            yield server
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+
+
+@asynccontextmanager
+async def connect(
+    server: HttpServer, mode: str, *, sse: bool = False, token: str | None = None
+) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if sse:
+        transport: Any = sse_client(server.url, headers=headers)
+    else:
+        transport = streamable_http_client(server.url, http_client=create_mcp_http_client(headers=headers))
+    async with Client(transport, mode=mode) as client:
+        yield client
+
+
+@pytest.mark.parametrize(
+    ("transport_args", "mode"),
+    [
+        (("--transport", "http"), "auto"),
+        (("--transport", "http"), "legacy"),
+        (("--transport", "http", "--stateless"), "auto"),
+        (("--transport", "http", "--stateless"), "legacy"),
+        (("--transport", "sse"), "legacy"),
+    ],
+    ids=["http-auto", "http-legacy", "stateless-auto", "stateless-legacy", "sse"],
+)
+async def test_results_over_http_are_exact(tmp_path: Path, transport_args: tuple[str, ...], mode: str) -> None:
+    root = write_project(tmp_path / "proj", PROJECT)
+    _, expected = pytest_oracle(root)
+
+    with http_server(root, tmp_path, *transport_args) as server:
+        async with connect(server, mode, sse="sse" in transport_args) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            run = structured(await client.call_tool("execute_tests", {}))
+            discovered = structured(await client.call_tool("discover_tests", {}))
+            with pytest.raises(MCPError) as invalid:
+                await client.call_tool("execute_tests", {"extra_args": ["-x"]})
+
+    assert tools == {"execute_tests", "discover_tests"}
+    assert {k: run["summary"][k] for k in expected} == expected
+    assert [t["node_id"] for t in run["tests"] if t["outcome"] == "failed"] == ["test_mixed.py::test_fails"]
+    assert discovered["total"] == 3
+    assert invalid.value.code == -32602
+
+
+async def test_a_token_is_required_when_configured(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", PROJECT)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    accept = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+    with http_server(root, tmp_path, "--transport", "http", env={"PYTEST_MCP_AUTH_TOKEN": TOKEN}) as server:
+        missing = server.request("POST", "/mcp", accept, initialize)
+        wrong = server.request("POST", "/mcp", {**accept, "Authorization": "Bearer nope"}, initialize)
+        async with connect(server, "legacy", token=TOKEN) as client:
+            run = structured(await client.call_tool("execute_tests", {"node_ids": ["test_mixed.py::test_passes"]}))
+
+    for response in (missing, wrong):
+        assert response.status == 401
+        assert response.getheader("WWW-Authenticate", "").startswith('Bearer realm="pytest-mcp"')
+    assert run["summary"]["passed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "statuses"),
+    [("Host", "evil.example:80", {421}), ("Origin", "http://evil.example", {403})],
+    ids=["foreign-host", "foreign-origin"],
+)
+async def test_dns_rebinding_protection_refuses_foreign_hosts_and_origins(
+    tmp_path: Path, header: str, value: str, statuses: set[int]
+) -> None:
+    root = write_project(tmp_path / "proj", PROJECT)
+    with http_server(root, tmp_path, "--transport", "http") as server:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", header: value}
+        response = server.request("POST", "/mcp", headers, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+
+    assert response.status in statuses
+
+
+async def test_an_allowed_host_is_accepted(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", PROJECT)
+    with http_server(root, tmp_path, "--transport", "http", "--allowed-host", "tests.example") as server:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Host": f"tests.example:{server.port}",
+        }
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        }
+        response = server.request("POST", "/mcp", headers, body)
+
+    assert response.status == 200
+
+
+def test_binding_to_all_interfaces_without_a_token_is_refused(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [console_script(), "--root", str(tmp_path), "--transport", "http", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=30,
+    )
+
+    assert completed.returncode == 2
+    assert "refusing to serve on 0.0.0.0 without authentication" in completed.stderr
+    assert "PYTEST_MCP_AUTH_TOKEN" in completed.stderr
+
+
+async def test_healthz_answers_without_auth_and_says_only_the_version(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", PROJECT)
+    with http_server(root, tmp_path, "--transport", "http", env={"PYTEST_MCP_AUTH_TOKEN": TOKEN}) as server:
+        response = server.request("GET", "/healthz")
+        body = json.loads(response.read())
+
+    assert response.status == 200
+    assert body == {"status": "ok", "version": __version__}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_cancelling_a_call_over_http_stops_its_processes(tmp_path: Path, marker: str, mode: str) -> None:
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    with http_server(root, tmp_path, "--transport", "http", env={MARKER_ENV: marker}) as server:
+        async with connect(server, mode) as client:
+            async with anyio.create_task_group() as group:
+                scope = anyio.CancelScope()
+
+                async def call() -> None:
+                    with scope:
+                        await client.call_tool("execute_tests", {"node_ids": [sleeper_file(marker)]})
+
+                group.start_soon(call)
+                await wait_until_running(marker)
+                scope.cancel()
+            await assert_all_gone(marker)
+            after = structured(await client.call_tool("execute_tests", {"node_ids": ["test_quick.py"]}))
+    assert after["summary"]["passed"] == 1
+
+
+async def test_sigterm_mid_run_over_http_leaves_no_process(tmp_path: Path, marker: str) -> None:
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    with http_server(root, tmp_path, "--transport", "http", env={MARKER_ENV: marker}) as server:
+        async with anyio.create_task_group() as group:
+
+            async def call() -> None:
+                # The server goes away mid-call: the client's failure is expected, not the point.
+                with contextlib.suppress(Exception):
+                    async with connect(server, "legacy") as client:
+                        await client.call_tool("execute_tests", {"node_ids": [sleeper_file(marker)]})
+
+            group.start_soon(call)
+            await wait_until_running(marker)
+            server.process.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            while server.process.poll() is None and time.monotonic() - started < 5:
+                await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+        assert server.process.returncode == 128 + signal.SIGTERM, server.stderr.read_text()[-2000:]
+        await assert_all_gone(marker)
