@@ -25,6 +25,8 @@ class RunSpec(_Value):
 
 
 class CollectSpec(_Value):
+    """A fully resolved collection (`--collect-only`): what discover_tests asks a runner for."""
+
     path: str | None = None
     markers: str | None = None
     keywords: str | None = None
