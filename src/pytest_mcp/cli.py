@@ -6,23 +6,67 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import Client, MCPError
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from pytest_mcp import __version__
 from pytest_mcp.container import Container, create_container
+from pytest_mcp.domain.errors import ExecutionFailed
 from pytest_mcp.settings import Settings
 
-_SETTING_FLAGS = ("root", "python", "timeout", "max_timeout", "log_level", "log_format")
+_SETTING_FLAGS = (
+    "root",
+    "python",
+    "timeout",
+    "max_timeout",
+    "max_concurrent_runs",
+    "rlimit_as_mb",
+    "rlimit_cpu_seconds",
+    "log_level",
+    "log_format",
+    "transport",
+    "host",
+    "port",
+    "path",
+    "stateless",
+    "allowed_hosts",
+)
 
 
 def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS keeps unset flags out of the namespace, so the environment and defaults apply.
     add = common.add_argument
+    add(
+        "--transport",
+        choices=("stdio", "http", "sse"),
+        default=argparse.SUPPRESS,
+        help="stdio (default), http (streamable HTTP) or sse (the older HTTP+SSE)",
+    )
+    add("--host", default=argparse.SUPPRESS, help="HTTP bind address (127.0.0.1); non-loopback needs a token")
+    add("--port", type=int, default=argparse.SUPPRESS, help="HTTP port (8000)")
+    add("--path", default=argparse.SUPPRESS, help="HTTP endpoint path (/mcp)")
+    add(
+        "--stateless",
+        action="store_const",
+        const=True,
+        default=argparse.SUPPRESS,
+        help="streamable HTTP without per-session state, for N instances behind a load balancer",
+    )
+    add(
+        "--allowed-host",
+        dest="allowed_hosts",
+        action="append",
+        metavar="HOST[:PORT]",
+        default=argparse.SUPPRESS,
+        help="a Host header to accept besides loopback (repeatable); the bearer token comes from "
+        "PYTEST_MCP_AUTH_TOKEN only",
+    )
     add(
         "--root",
         metavar="DIR",
@@ -49,6 +93,27 @@ def _common_options() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="largest timeout a call may ask for (3600)",
     )
+    add(
+        "--max-concurrent-runs",
+        metavar="N",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="runs allowed at once; further calls wait up to their timeout, then get a busy error (4)",
+    )
+    add(
+        "--rlimit-as-mb",
+        metavar="MIB",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="address-space limit for pytest and its children (defence in depth, not a sandbox)",
+    )
+    add(
+        "--rlimit-cpu-seconds",
+        metavar="SECONDS",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="CPU-time limit for pytest and its children",
+    )
     add("--log-level", choices=("debug", "info", "warning", "error"), default=argparse.SUPPRESS)
     add("--log-format", choices=("console", "json"), default=argparse.SUPPRESS, help="stderr log format")
     return common
@@ -62,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"pytest-mcp {__version__}")
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the effective settings (flags > environment > [tool.pytest-mcp] > defaults) and exit",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     call = commands.add_parser(
         "call",
@@ -71,6 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     call.add_argument("tool", help="execute_tests or discover_tests")
     call.add_argument("arguments", nargs="?", default="{}", help="the tool's arguments as a JSON object")
+    record = commands.add_parser(
+        "record",
+        parents=[common],
+        help="run the suite once and save it as a replayable FakeTestRunner script",
+        description="Run the project's tests once with the real runner and write every test's outcome and "
+        "evidence to a JSON recording that pytest_mcp.testing.FakeTestRunner.from_recording replays.",
+    )
+    record.add_argument("--out", required=True, metavar="FILE", help="where to write the recording (JSON)")
     return parser
 
 
@@ -92,6 +170,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             for error in exc.errors()
         )
         parser.exit(2, f"pytest-mcp: invalid configuration:\n{problems}\n")
+    except SettingsError as exc:
+        parser.exit(2, f"pytest-mcp: invalid configuration:\n  {exc}\n")
+    if getattr(args, "print_config", False):
+        print(json.dumps(settings.for_display(), indent=2))
+        sys.exit(0)
     container = create_container(settings)
     if args.command == "call":
         try:
@@ -101,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not isinstance(arguments, dict):
             parser.exit(2, "pytest-mcp: arguments: must be a JSON object\n")
         sys.exit(_call(container, args.tool, arguments))
+    if args.command == "record":
+        sys.exit(_record(container, Path(args.out)))
     sys.exit(_serve(container))
 
 
@@ -133,3 +218,14 @@ def _call(container: Container, tool: str, arguments: dict[str, Any]) -> int:
         return anyio.run(call)
     finally:
         container.shutdown_resources()
+
+
+def _record(container: Container, out: Path) -> int:
+    try:
+        document = anyio.run(container.recorder().record)
+    except ExecutionFailed as exc:
+        print(f"pytest-mcp: nothing recorded: {exc.message}", file=sys.stderr)
+        return 1
+    out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"recorded {len(document['tests'])} tests from {document['root']} to {out}")
+    return 0

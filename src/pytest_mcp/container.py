@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 from dependency_injector import containers, providers
+from pydantic import SecretStr
 
 from pytest_mcp import __version__
+from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedRunner
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.http_transport import HttpOptions, HttpTransport
 from pytest_mcp.adapters.mcp_presenter import McpPresenter
 from pytest_mcp.adapters.mcp_server import McpToolServer
 from pytest_mcp.adapters.pytest_subprocess.interpreter import resolve_interpreter
-from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
+from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
+from pytest_mcp.adapters.recording import DomainResults, RunRecorder
 from pytest_mcp.adapters.stdio_transport import StdioTransport
 from pytest_mcp.adapters.structlog_logging import configure_logging
 from pytest_mcp.domain.discover_tests import DiscoverTests
 from pytest_mcp.domain.execute_tests import ExecuteTests
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
+
+
+def _revealed(secret: SecretStr | None) -> str | None:
+    return secret.get_secret_value() if secret is not None else None
 
 
 class Container(containers.DeclarativeContainer):
@@ -28,9 +36,18 @@ class Container(containers.DeclarativeContainer):
     )
 
     interpreter = providers.Singleton(resolve_interpreter, root=config.root, explicit=config.python)
-    subprocess_runner = providers.Singleton(SubprocessPytestRunner, python=interpreter, root=config.root)
+    resource_limits = providers.Singleton(
+        ResourceLimits, address_space_mb=config.rlimit_as_mb, cpu_seconds=config.rlimit_cpu_seconds
+    )
+    subprocess_runner = providers.Singleton(
+        SubprocessPytestRunner, python=interpreter, root=config.root, resource_limits=resource_limits
+    )
     fake_runner = providers.Singleton(FakeTestRunner)
-    runner = providers.Selector(config.runner, subprocess=subprocess_runner, fake=fake_runner)
+    runner = providers.Singleton(
+        ConcurrencyLimitedRunner,
+        inner=providers.Selector(config.runner, subprocess=subprocess_runner, fake=fake_runner),
+        limit=config.max_concurrent_runs,
+    )
 
     presenter = providers.Singleton(McpPresenter)
     execute_tests = providers.Factory(ExecuteTests, runner=runner, presenter=presenter, policy=policy)
@@ -43,7 +60,31 @@ class Container(containers.DeclarativeContainer):
         policy=policy,
         version=__version__,
     )
-    transport = providers.Selector(config.transport, stdio=providers.Factory(StdioTransport))
+    http_options = providers.Singleton(
+        HttpOptions,
+        host=config.host,
+        port=config.port,
+        path=config.path,
+        stateless=config.stateless,
+        allowed_hosts=config.allowed_hosts,
+        auth_token=providers.Callable(_revealed, config.auth_token),
+        version=__version__,
+    )
+    transport = providers.Selector(
+        config.transport,
+        stdio=providers.Factory(StdioTransport),
+        http=providers.Factory(HttpTransport, options=http_options, kind="http"),
+        sse=providers.Factory(HttpTransport, options=http_options, kind="sse"),
+    )
+
+    # `pytest-mcp record`: the same runner and use cases, presenting domain results in-process.
+    domain_results = providers.Singleton(DomainResults)
+    recorder = providers.Factory(
+        RunRecorder,
+        execute_tests=providers.Factory(ExecuteTests, runner=runner, presenter=domain_results, policy=policy),
+        discover_tests=providers.Factory(DiscoverTests, runner=runner, presenter=domain_results, policy=policy),
+        policy=policy,
+    )
 
 
 def create_container(settings: Settings) -> Container:
