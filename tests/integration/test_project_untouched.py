@@ -9,7 +9,7 @@ from pytest_mcp.domain.runs import CollectSpec, RunSpec
 
 pytestmark = pytest.mark.anyio
 
-PROJECTS = ["outcomes", "ids", "unicode_ids", "collection_error", "internal_error", "empty", "crash"]
+PROJECTS = ["outcomes", "ids", "unicode_ids", "collection_error", "internal_error", "empty", "crash", "contract"]
 
 
 @pytest.mark.parametrize("project_name", PROJECTS)

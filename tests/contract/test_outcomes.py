@@ -1,0 +1,228 @@
+"""Outcomes, counts, reports and pytest's own text: the same for the fake and the real runner."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.contract.conftest import Side, normalized, terminal_lines
+from tests.contract.script import OUTCOMES, SELECTION
+
+pytestmark = pytest.mark.anyio
+
+SUMMARY = {
+    "total": 17,
+    "passed": 10,
+    "failed": 2,
+    "skipped": 2,
+    "xfailed": 1,
+    "xpassed": 1,
+    "errors": 2,
+    "deselected": 0,
+}
+
+# node_id, outcome, phase, location, message: every non-passing report, in pytest's order.
+NON_PASSING = [
+    (f"{OUTCOMES}::test_fails", "failed", "call", f"{OUTCOMES}:23", "assert 4 == 5"),
+    (f"{OUTCOMES}::test_skipped_by_marker", "skipped", "setup", f"{OUTCOMES}:28", "Skipped: not on this platform"),
+    (f"{OUTCOMES}::test_skips_itself", "skipped", "call", f"{OUTCOMES}:33", "Skipped: no network"),
+    (f"{OUTCOMES}::test_xfails", "xfailed", "call", f"{OUTCOMES}:37", "known bug"),
+    (f"{OUTCOMES}::test_xpasses", "xpassed", "call", f"{OUTCOMES}:42", "fixed upstream"),
+    (f"{OUTCOMES}::test_setup_errors", "error", "setup", f"{OUTCOMES}:47", "RuntimeError: setup exploded"),
+    (f"{OUTCOMES}::test_teardown_errors", "error", "teardown", f"{OUTCOMES}:51", "RuntimeError: teardown exploded"),
+    (f"{OUTCOMES}::test_prints_then_fails", "failed", "call", f"{OUTCOMES}:55", "ValueError: bad value"),
+]
+
+
+def without_duration(summary: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in summary.items() if key != "duration"}
+
+
+async def test_a_run_counts_every_outcome_as_pytests_summary_does(side: Side) -> None:
+    result = await side.result("execute_tests", {})
+
+    assert result["exit_code"] == 1
+    assert without_duration(result["summary"]) == SUMMARY
+    assert normalized(result["_text"].splitlines()[0]) == (
+        "2 failed, 10 passed, 2 skipped, 1 xfailed, 1 xpassed, 2 errors in Ns (exit code 1)"
+    )
+
+
+async def test_each_non_passing_report_has_its_outcome_phase_location_and_message(side: Side) -> None:
+    result = await side.result("execute_tests", {})
+
+    reports = [(t["node_id"], t["outcome"], t["phase"], t.get("location"), t.get("message")) for t in result["tests"]]
+    assert reports == NON_PASSING
+
+
+async def test_failures_carry_a_traceback_ending_in_the_exception_and_their_captured_output(side: Side) -> None:
+    result = await side.result("execute_tests", {})
+
+    failing = {t["node_id"]: t for t in result["tests"] if t["outcome"] in ("failed", "error")}
+    for test in failing.values():
+        last = test["traceback"].splitlines()[-1]
+        assert re.fullmatch(rf"{re.escape(OUTCOMES)}:\d+: (AssertionError|RuntimeError|ValueError)", last), last
+        assert f"E       {test['message']}" in test["traceback"]
+    assert failing[f"{OUTCOMES}::test_prints_then_fails"]["stdout"] == "hello from the test\n"
+    assert all("traceback" not in t for t in result["tests"] if t["outcome"] not in ("failed", "error"))
+
+
+async def test_detail_all_lists_every_report_including_a_pass_before_a_teardown_error(side: Side) -> None:
+    result = await side.result("execute_tests", {"detail": "all", "node_ids": [OUTCOMES]})
+
+    reports = [(t["node_id"].split("::")[1], t["outcome"], t["phase"]) for t in result["tests"]]
+    assert reports == [
+        ("test_passes", "passed", "call"),
+        ("test_fails", "failed", "call"),
+        ("test_skipped_by_marker", "skipped", "setup"),
+        ("test_skips_itself", "skipped", "call"),
+        ("test_xfails", "xfailed", "call"),
+        ("test_xpasses", "xpassed", "call"),
+        ("test_setup_errors", "error", "setup"),
+        ("test_teardown_errors", "passed", "call"),
+        ("test_teardown_errors", "error", "teardown"),
+        ("test_prints_then_fails", "failed", "call"),
+    ]
+
+
+async def test_detail_summary_keeps_the_counts_and_lists_no_reports(side: Side) -> None:
+    result = await side.result("execute_tests", {"detail": "summary"})
+
+    assert result["tests"] == []
+    assert without_duration(result["summary"]) == SUMMARY
+
+
+async def test_show_capture_off_drops_captured_output(side: Side) -> None:
+    result = await side.result(
+        "execute_tests", {"node_ids": [f"{OUTCOMES}::test_prints_then_fails"], "show_capture": False}
+    )
+
+    assert [("stdout" in t, t["outcome"]) for t in result["tests"]] == [(False, "failed")]
+    assert result["command"][1:] == [
+        "-m",
+        "pytest",
+        "--color=no",
+        "--show-capture=no",
+        "--",
+        f"{OUTCOMES}::test_prints_then_fails",
+    ]
+
+
+async def test_maxfail_stops_after_that_many_failures_and_says_so(side: Side) -> None:
+    result = await side.result("execute_tests", {"maxfail": 1})
+
+    assert result["exit_code"] == 1
+    assert without_duration(result["summary"]) == {
+        **SUMMARY,
+        "passed": 2,
+        "failed": 1,
+        "skipped": 0,
+        "xfailed": 0,
+        "xpassed": 0,
+        "errors": 0,
+    }
+    assert [t["node_id"] for t in result["tests"]] == [f"{OUTCOMES}::test_fails"]
+    assert terminal_lines(result["text_output"])[:4] == [
+        "collected 17 items",
+        "",
+        "tests/sub/test_nested.py .                                               [  5%]",
+        "tests/test_outcomes.py .F",
+    ]
+    assert terminal_lines(result["text_output"], start="= short test summary info")[-3:] == [
+        "FAILED tests/test_outcomes.py::test_fails - assert 4 == 5",
+        "! stopping after 1 failures",
+        "= 1 failed, 2 passed in Ns",
+    ]
+    assert result["command"][1:] == ["-m", "pytest", "--color=no", "--maxfail=1", "--"]
+
+
+async def test_a_passing_run_exits_0_with_pytests_progress_and_summary_lines(side: Side) -> None:
+    result = await side.result("execute_tests", {"node_ids": ["tests/sub", SELECTION]})
+
+    assert result["exit_code"] == 0
+    assert without_duration(result["summary"]) == {
+        **SUMMARY,
+        "total": 8,
+        "passed": 8,
+        "failed": 0,
+        "skipped": 0,
+        "xfailed": 0,
+        "xpassed": 0,
+        "errors": 0,
+    }
+    assert terminal_lines(result["text_output"]) == [
+        "collected 8 items",
+        "",
+        "tests/sub/test_nested.py .                                               [ 12%]",
+        "tests/test_selection.py .......                                          [100%]",
+        "",
+        "= 8 passed in Ns",
+    ]
+
+
+async def test_the_short_test_summary_is_pytests_trimmed_to_80_columns(side: Side) -> None:
+    result = await side.result("execute_tests", {})
+
+    assert terminal_lines(result["text_output"], start="= short test summary info") == [
+        "= short test summary info",
+        "FAILED tests/test_outcomes.py::test_fails - assert 4 == 5",
+        "FAILED tests/test_outcomes.py::test_prints_then_fails - ValueError: bad value",
+        "ERROR tests/test_outcomes.py::test_setup_errors - RuntimeError: setup exploded",
+        "ERROR tests/test_outcomes.py::test_teardown_errors - RuntimeError: teardown e...",
+        "= 2 failed, 10 passed, 2 skipped, 1 xfailed, 1 xpassed, 2 errors in Ns",
+    ]
+
+
+async def test_the_failure_sections_are_titled_as_pytest_titles_them(side: Side) -> None:
+    result = await side.result("execute_tests", {"node_ids": [OUTCOMES], "detail": "summary"})
+
+    titles = [line for line in terminal_lines(result["text_output"]) if line[:2] in ("= ", "_ ", "- ")]
+    assert titles == [
+        "= ERRORS",
+        "_ ERROR at setup of test_setup_errors",
+        "_ ERROR at teardown of test_teardown_errors",
+        "= FAILURES",
+        "_ test_fails",
+        "_ test_prints_then_fails",
+        "- Captured stdout call",
+        "= short test summary info",
+        "= 2 failed, 2 passed, 2 skipped, 1 xfailed, 1 xpassed, 2 errors in Ns",
+    ]
+
+
+async def test_nothing_selected_exits_5_and_counts_the_deselected(side: Side) -> None:
+    result = await side.result("execute_tests", {"keywords": "nothing_matches_this"})
+
+    assert result["exit_code"] == 5
+    assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {"deselected": 17}
+    assert terminal_lines(result["text_output"]) == [
+        "collected 17 items / 17 deselected / 0 selected",
+        "",
+        "= 17 deselected in Ns",
+    ]
+
+
+async def test_discovery_lists_every_test_with_its_file_line_and_markers(side: Side) -> None:
+    result = await side.result("discover_tests", {})
+
+    assert result["exit_code"] == 0
+    assert result["total"] == 17
+    assert [(t["node_id"], t["line"], t["markers"]) for t in result["tests"]][-4:] == [
+        (f"{SELECTION}::test_sizes[small]", 19, ["parametrize"]),
+        (f"{SELECTION}::test_sizes[Large]", 19, ["parametrize"]),
+        (f"{SELECTION}::test_database_query", 24, ["slow", "db"]),
+        (f"{SELECTION}::test_database_connect", 30, ["db"]),
+    ]
+    assert all(t["file"] == t["node_id"].split("::")[0] for t in result["tests"])
+    assert result["command"][1:] == ["-m", "pytest", "--color=no", "--collect-only", "-q", "--"]
+
+
+PROGRESS = f"{'.......':<73}[100%]"
+
+
+@pytest.mark.parametrize(("verbosity", "lines"), [(-1, [PROGRESS, "7 passed in Ns"]), (-2, [PROGRESS])])
+async def test_quiet_runs_print_no_header_and_a_bare_summary_line(side: Side, verbosity: int, lines: list[str]) -> None:
+    result = await side.result("execute_tests", {"node_ids": [SELECTION], "verbosity": verbosity})
+
+    assert [normalized(line) for line in result["text_output"].splitlines()] == lines
