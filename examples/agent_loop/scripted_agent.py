@@ -1,0 +1,97 @@
+"""A tiny scripted "agent" that drives pytest-mcp the way a coding agent does.
+
+It discovers the tests, runs them, reads each failure, asks `fix` to repair it, and then
+re-runs only the node ids that failed. A run that times out is retried once with twice the
+timeout; a project whose tests cannot be collected is reported, not "fixed". A real agent
+puts a model where `fix` is; everything else here is what it would send and read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp import Client, MCPError
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What the agent reads from a failing test's report."""
+
+    node_id: str
+    message: str
+    location: str | None
+
+
+@dataclass
+class Transcript:
+    """What the agent did, for its tests to check."""
+
+    discovered: list[str] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    rerun: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+    gave_up: str | None = None
+
+
+Fix = Callable[[Failure], Awaitable[None]]
+
+
+async def fix_failing_tests(client: Client, fix: Fix, *, timeout: int = 60) -> Transcript:
+    """Discover, run, fix each failure, and re-run only what failed."""
+    transcript = Transcript()
+
+    # 1. Discover the tests; collection errors are part of the answer, not an exception.
+    discovery = await _structured(client, "discover_tests", {})
+    transcript.discovered = [test["node_id"] for test in discovery["tests"]]
+    if discovery["collection_errors"]:
+        error = discovery["collection_errors"][0]
+        transcript.gave_up = f"cannot collect {error['node_id']}: {error['message']}"
+        return transcript
+
+    # 2. Run everything, retrying once with a larger timeout if the run is too slow.
+    run = await _run(client, {}, timeout, transcript)
+    if run is None:
+        return transcript
+
+    # 3. Read the failures: node id, message and location are all the agent needs here.
+    transcript.failures = [
+        Failure(test["node_id"], test.get("message") or "", test.get("location"))
+        for test in run["tests"]
+        if test["outcome"] in ("failed", "error")
+    ]
+    transcript.exit_code = run["exit_code"]
+    if not transcript.failures:
+        return transcript
+
+    # 4. "Fix" each one (a real agent edits code here).
+    for failure in transcript.failures:
+        await fix(failure)
+
+    # 5. Re-run only the node ids that failed.
+    transcript.rerun = list(dict.fromkeys(failure.node_id for failure in transcript.failures))
+    rerun = await _run(client, {"node_ids": transcript.rerun}, timeout, transcript)
+    transcript.exit_code = None if rerun is None else rerun["exit_code"]
+    return transcript
+
+
+async def _run(
+    client: Client, arguments: dict[str, Any], timeout: int, transcript: Transcript
+) -> dict[str, Any] | None:
+    for attempt in (timeout, timeout * 2):
+        try:
+            return await _structured(client, "execute_tests", {**arguments, "timeout": attempt})
+        except MCPError as exc:
+            # -32000 carries the reason in its data; anything but a timeout is not worth retrying.
+            reason = (exc.error.data or {}).get("reason")
+            transcript.gave_up = exc.message
+            if reason != "timeout":
+                return None
+    return None
+
+
+async def _structured(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert result.structured_content is not None, f"{tool} answered without structured content"
+    return result.structured_content
