@@ -48,9 +48,14 @@ class ConcurrencyLimitedRunner(TestRunner):
             self._release()
 
     async def _acquire(self, timeout: float) -> float | None:
-        """Wait for a slot; the seconds left of `timeout`, or None when none freed up in time."""
+        """Take a slot: the seconds left of `timeout` (all of it when a slot was free), or None."""
         if self._slots is None:
             self._slots = anyio.Semaphore(self._limit)
+        try:
+            self._slots.acquire_nowait()
+            return timeout
+        except anyio.WouldBlock:
+            pass
         started = time.monotonic()
         with anyio.move_on_after(timeout):
             await self._slots.acquire()
