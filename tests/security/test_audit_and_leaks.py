@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import build_trapped_project, server_parameters
 from mcp import Client, MCPError
 from mcp.client.stdio import stdio_client
+from trapped_project import build_trapped_project, server_parameters
 
 import pytest_mcp
 

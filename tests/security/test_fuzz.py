@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from conftest import build_trapped_project, server_parameters
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, MCPError
+from trapped_project import build_trapped_project, server_parameters
 
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
 from pytest_mcp.container import create_container
@@ -97,7 +97,7 @@ def test_random_arguments_in_process_never_produce_an_internal_error(tmp_path: P
         still_serving = portal.call(client.list_tools)
 
     assert "-32602" in seen
-    assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests"}
+    assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests", "check_environment"}
 
 
 def test_random_arguments_over_stdio_never_produce_an_internal_error(tmp_path: Path, portal: BlockingPortal) -> None:
@@ -109,5 +109,5 @@ def test_random_arguments_over_stdio_never_produce_an_internal_error(tmp_path: P
         still_serving = portal.call(client.list_tools)
 
     assert "-32602" in seen
-    assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests"}
+    assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests", "check_environment"}
     assert trapped.tripped() == [], "the fake runner must not start pytest"

@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 import pytest
-from conftest import TrappedProject
 from mcp import Client, MCPError
+from trapped_project import TrappedProject
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,7 @@ import subprocess
 from typing import Any
 
 import pytest
-from conftest import TrappedProject, server_parameters
+from trapped_project import TrappedProject, server_parameters
 
 LONE_SURROGATE_CALL = (
     '{"jsonrpc":"2.0","id":2,"method":"tools/call",'
@@ -69,12 +69,16 @@ def test_unparseable_lines_are_answered_and_the_session_keeps_serving(trapped: T
     by_id: dict[Any, dict[str, Any]] = {reply.get("id"): reply for reply in replies}
     assert by_id[None]["error"]["code"] == -32700
     assert by_id[7]["error"]["code"] == -32600
-    assert {tool["name"] for tool in by_id[8]["result"]["tools"]} == {"execute_tests", "discover_tests"}
+    assert {tool["name"] for tool in by_id[8]["result"]["tools"]} == {
+        "execute_tests",
+        "discover_tests",
+        "check_environment",
+    }
     assert trapped.tripped() == []
 
 
 @pytest.fixture(scope="module")
 def trapped(tmp_path_factory: pytest.TempPathFactory) -> TrappedProject:
-    from conftest import build_trapped_project
+    from trapped_project import build_trapped_project
 
     return build_trapped_project(tmp_path_factory.mktemp("raw"))
