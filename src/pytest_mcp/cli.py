@@ -25,6 +25,7 @@ _SETTING_FLAGS = (
     "timeout",
     "max_timeout",
     "max_concurrent_runs",
+    "max_response_bytes",
     "rlimit_as_mb",
     "rlimit_cpu_seconds",
     "log_level",
@@ -77,7 +78,8 @@ def _common_options() -> argparse.ArgumentParser:
         "--python",
         metavar="PATH",
         default=argparse.SUPPRESS,
-        help="target interpreter (default: ROOT/.venv if present, else this one; or PYTEST_MCP_PYTHON)",
+        help="target interpreter (or PYTEST_MCP_PYTHON); default: detected from $VIRTUAL_ENV, ROOT/.venv or "
+        "ROOT/venv, the uv or Poetry environment, python3 on PATH with pytest, else this one",
     )
     add(
         "--timeout",
@@ -99,6 +101,13 @@ def _common_options() -> argparse.ArgumentParser:
         type=int,
         default=argparse.SUPPRESS,
         help="runs allowed at once; further calls wait up to their timeout, then get a busy error (4)",
+    )
+    add(
+        "--max-response-bytes",
+        metavar="BYTES",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="size budget of one answer; test reports beyond it are left out and counted (32000)",
     )
     add(
         "--rlimit-as-mb",
@@ -139,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run one tool in-process and print its text and structured result",
         description="Run one tool through the full MCP stack in-process, without an MCP client.",
     )
-    call.add_argument("tool", help="execute_tests or discover_tests")
+    call.add_argument("tool", help="execute_tests, discover_tests or check_environment")
     call.add_argument("arguments", nargs="?", default="{}", help="the tool's arguments as a JSON object")
     record = commands.add_parser(
         "record",

@@ -7,15 +7,19 @@ from pydantic import SecretStr
 
 from pytest_mcp import __version__
 from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedRunner
+from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
 from pytest_mcp.adapters.http_transport import HttpOptions, HttpTransport
+from pytest_mcp.adapters.mcp_environment_presenter import McpEnvironmentPresenter
 from pytest_mcp.adapters.mcp_presenter import McpPresenter
 from pytest_mcp.adapters.mcp_server import McpToolServer
-from pytest_mcp.adapters.pytest_subprocess.interpreter import resolve_interpreter
+from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
+from pytest_mcp.adapters.pytest_subprocess.interpreter import detect_interpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
 from pytest_mcp.adapters.recording import DomainResults, RunRecorder
 from pytest_mcp.adapters.stdio_transport import StdioTransport
 from pytest_mcp.adapters.structlog_logging import configure_logging
+from pytest_mcp.domain.check_environment import CheckEnvironment
 from pytest_mcp.domain.discover_tests import DiscoverTests
 from pytest_mcp.domain.execute_tests import ExecuteTests
 from pytest_mcp.domain.requests import RequestPolicy
@@ -35,12 +39,13 @@ class Container(containers.DeclarativeContainer):
         RequestPolicy, root=config.root, default_timeout=config.timeout, max_timeout=config.max_timeout
     )
 
-    interpreter = providers.Singleton(resolve_interpreter, root=config.root, explicit=config.python)
+    # Detected once, when the first provider that needs it is built (at start-up): see ADR 0008.
+    interpreter = providers.Singleton(detect_interpreter, root=config.root, explicit=config.python)
     resource_limits = providers.Singleton(
         ResourceLimits, address_space_mb=config.rlimit_as_mb, cpu_seconds=config.rlimit_cpu_seconds
     )
     subprocess_runner = providers.Singleton(
-        SubprocessPytestRunner, python=interpreter, root=config.root, resource_limits=resource_limits
+        SubprocessPytestRunner, python=interpreter.provided.path, root=config.root, resource_limits=resource_limits
     )
     fake_runner = providers.Singleton(FakeTestRunner)
     runner = providers.Singleton(
@@ -49,14 +54,22 @@ class Container(containers.DeclarativeContainer):
         limit=config.max_concurrent_runs,
     )
 
-    presenter = providers.Singleton(McpPresenter)
+    presenter = providers.Singleton(McpPresenter, max_response_bytes=config.max_response_bytes)
     execute_tests = providers.Factory(ExecuteTests, runner=runner, presenter=presenter, policy=policy)
     discover_tests = providers.Factory(DiscoverTests, runner=runner, presenter=presenter, policy=policy)
+    subprocess_probe = providers.Singleton(SubprocessEnvironmentProbe, interpreter=interpreter, root=config.root)
+    fake_probe = providers.Singleton(FakeEnvironmentProbe, root=config.root)
+    environment_probe = providers.Selector(config.runner, subprocess=subprocess_probe, fake=fake_probe)
+    environment_presenter = providers.Singleton(McpEnvironmentPresenter)
+    check_environment = providers.Factory(
+        CheckEnvironment, probe=environment_probe, presenter=environment_presenter, policy=policy
+    )
 
     tool_server = providers.Singleton(
         McpToolServer,
         execute_tests=execute_tests,
         discover_tests=discover_tests,
+        check_environment=check_environment,
         policy=policy,
         version=__version__,
     )

@@ -25,12 +25,15 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PYTEST_MCP_", extra="forbid", frozen=True)
 
     root: Path = Field(default_factory=Path.cwd, description="The project root pytest runs in.")
-    python: Path | None = Field(None, description="The target project's interpreter.")
+    python: Path | None = Field(None, description="The target project's interpreter; detected when not given.")
     timeout: int = Field(
         DEFAULT_TIMEOUT, ge=1, description="Default seconds per call (300, or max_timeout if that is lower)."
     )
     max_timeout: int = Field(3600, ge=1, description="The largest timeout a call may ask for.")
     max_concurrent_runs: int = Field(4, ge=1, le=64, description="Runs allowed at once; more calls wait their turn.")
+    max_response_bytes: int = Field(
+        32_000, ge=4096, description="Size budget of one answer; test reports beyond it are left out and counted."
+    )
     rlimit_as_mb: int | None = Field(None, ge=64, description="Address-space limit for pytest, in MiB (RLIMIT_AS).")
     rlimit_cpu_seconds: int | None = Field(None, ge=1, description="CPU-time limit for pytest (RLIMIT_CPU).")
     log_level: Literal["debug", "info", "warning", "error"] = "info"

@@ -50,6 +50,10 @@ def clean_env(extra: Mapping[str, str] | None = None, *, plugins: bool = False) 
     }
     if not plugins:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    if sys.prefix != sys.base_prefix:
+        # As if this suite's virtualenv were activated: the server then detects this interpreter
+        # ($VIRTUAL_ENV, ADR 0008) rather than whatever python3 with pytest is first on PATH.
+        env["VIRTUAL_ENV"] = sys.prefix
     env.update(extra or {})
     return env
 

@@ -147,7 +147,7 @@ async def test_results_over_http_are_exact(tmp_path: Path, transport_args: tuple
             with pytest.raises(MCPError) as invalid:
                 await client.call_tool("execute_tests", {"extra_args": ["-x"]})
 
-    assert tools == {"execute_tests", "discover_tests"}
+    assert tools == {"execute_tests", "discover_tests", "check_environment"}
     assert {k: run["summary"][k] for k in expected} == expected
     assert [t["node_id"] for t in run["tests"] if t["outcome"] == "failed"] == ["test_mixed.py::test_fails"]
     assert discovered["total"] == 3

@@ -64,7 +64,7 @@ def inspector(tmp_path: Path, *args: str) -> dict[str, Any]:
 
 def check_session(tmp_path: Path, target: list[str]) -> None:
     listed = inspector(tmp_path, *target, "--method", "tools/list")
-    assert {t["name"] for t in listed["tools"]} == {"execute_tests", "discover_tests"}
+    assert {t["name"] for t in listed["tools"]} == {"execute_tests", "discover_tests", "check_environment"}
 
     run = inspector(
         tmp_path,

@@ -21,6 +21,10 @@ EXECUTE_PROPERTIES = {
     "show_capture",
     "timeout",
     "detail",
+    "last_failed",
+    "failed_first",
+    "workers",
+    "coverage",
 }
 DISCOVER_PROPERTIES = {"path", "markers", "keywords"}
 
@@ -69,7 +73,7 @@ async def test_tools_list_offers_exactly_execute_and_discover_with_strict_schema
     async with server.client() as client:
         listing = await client.list_tools()
     tools = {tool.name: tool for tool in listing.tools}
-    assert sorted(tools) == ["discover_tests", "execute_tests"]
+    assert sorted(tools) == ["check_environment", "discover_tests", "execute_tests"]
 
     execute = tools["execute_tests"].input_schema
     discover = tools["discover_tests"].input_schema

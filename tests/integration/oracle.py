@@ -18,7 +18,8 @@ from pathlib import Path
 
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
 
-COUNT_KEYS = ("passed", "failed", "skipped", "xfailed", "xpassed", "errors", "deselected")
+SUBTEST_KEYS = ("subtests_passed", "subtests_failed", "subtests_skipped")
+COUNT_KEYS = ("passed", "failed", "skipped", "xfailed", "xpassed", "errors", "deselected", *SUBTEST_KEYS)
 
 # pytest's word for each count, as it appears in the summary line.
 _WORDS = {
@@ -30,12 +31,17 @@ _WORDS = {
     "error": "errors",
     "errors": "errors",
     "deselected": "deselected",
+    "subtests passed": "subtests_passed",
+    "subtests failed": "subtests_failed",
+    "subtests skipped": "subtests_skipped",
 }
 # Words that may appear in the summary line but are not test counts.
-_IGNORED_WORDS = {"warning", "warnings", "rerun", "reruns", "subtests"}
+_IGNORED_WORDS = {"warning", "warnings", "rerun", "reruns"}
 
+# A count is one word, or two for pytest's "N subtests passed" (never pluralised differently).
+_PART = r"(?:no tests ran|\d+ (?:subtests )?\w+)"
 _SUMMARY_LINE = re.compile(
-    r"^=*\s*(?P<parts>(?:no tests ran|\d+ \w+)(?:, (?:no tests ran|\d+ \w+))*)"
+    rf"^=*\s*(?P<parts>{_PART}(?:, {_PART})*)"
     r" in \d+(?:\.\d+)?s(?: \([^)]*\))?\s*=*$"
 )
 _COLLECTED = re.compile(r"^collected (?P<n>\d+) items?")
@@ -88,6 +94,16 @@ def parse_summary_line(output: str) -> dict[str, int] | None:
     return None
 
 
+def summary_words(output: str) -> list[str] | None:
+    """The parts of pytest's final summary line as printed, warnings left out: `["1 failed", "2 passed"]`."""
+    for line in reversed(output.splitlines()):
+        match = _SUMMARY_LINE.match(line.strip())
+        if match:
+            parts = match["parts"].split(", ")
+            return [part for part in parts if part.split(" ", 1)[-1] not in ("warning", "warnings")]
+    return None
+
+
 def parse_collected(output: str) -> int | None:
     for line in output.splitlines():
         match = _COLLECTED.match(line.strip())
@@ -136,6 +152,21 @@ def pytest_says(python: Path, root: Path, args: list[str], *, timeout: float = 1
         counts=parse_summary_line(proc.stdout),
         collected=parse_collected(proc.stdout),
     )
+
+
+def pytest_selects(python: Path, root: Path, args: list[str], *, timeout: float = 120) -> int | None:
+    """How many tests `pytest --collect-only -q <args>` selects, from its `N/M tests collected` line.
+
+    For quiet runs, whose output has no `collected N items` header.
+    """
+    listing = pytest_says(python, root, ["--collect-only", "-q", *args], timeout=timeout).stdout
+    for line in reversed(listing.splitlines()):
+        match = _COLLECT_ONLY_COUNT.match(line.strip())
+        if match:
+            return int(match["selected"] or match["total"])
+        if line.strip().startswith("no tests collected"):
+            return 0
+    return None
 
 
 def pytest_run(python: Path, root: Path, spec: RunSpec) -> PytestOutcome:

@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from oracle import COUNT_KEYS, PytestOutcome, parse_summary_line, pytest_run
+from oracle import COUNT_KEYS, SUBTEST_KEYS, PytestOutcome, parse_summary_line, pytest_run
 from support import alongside, project, run
 
 from pytest_mcp.domain.runs import RunReport, RunSpec
@@ -98,7 +98,7 @@ async def test_reported_tests_tally_to_pytest_counts_when_passed_reports_are_inc
         "xpassed": tally["xpassed"],
         "errors": tally["error"] + len(report.collection_errors),
     }
-    want = {key: value for key, value in expected.counts.items() if key != "deselected"}
+    want = {key: value for key, value in expected.counts.items() if key in got}
     assert got == want
 
 
@@ -106,6 +106,11 @@ def test_oracle_reads_every_count_from_pytest_summary_lines():
     line = "==== 3 failed, 2 passed, 2 skipped, 1 xfailed, 1 xpassed, 1 warning, 2 errors, 4 deselected in 0.58s ===="
     assert parse_summary_line(f"noise\n{line}\n") == {
         "passed": 2, "failed": 3, "skipped": 2, "xfailed": 1, "xpassed": 1, "errors": 2, "deselected": 4,
+        "subtests_passed": 0, "subtests_failed": 0, "subtests_skipped": 0,
+    }  # fmt: skip
+    line = "2 failed, 1 passed, 1 skipped, 1 subtests passed, 3 subtests failed, 1 subtests skipped in 0.02s"
+    assert parse_summary_line(line) == dict.fromkeys(COUNT_KEYS, 0) | {
+        "failed": 2, "passed": 1, "skipped": 1, "subtests_passed": 1, "subtests_failed": 3, "subtests_skipped": 1,
     }  # fmt: skip
     assert parse_summary_line("1 error in 1.00s (0:00:01)") == dict.fromkeys(COUNT_KEYS, 0) | {"errors": 1}
     assert parse_summary_line("no tests ran in 0.01s") == dict.fromkeys(COUNT_KEYS, 0)
@@ -116,7 +121,8 @@ async def test_outcomes_fixture_makes_pytest_report_every_kind_of_count(python, 
     """Guards the fixture: the comparison above is only as strong as the counts pytest prints."""
     expected, _ = await observe(python, make_runner, "outcomes-everything")
     assert expected.counts is not None
-    assert all(expected.counts[key] > 0 for key in COUNT_KEYS if key != "deselected"), expected.counts
+    others = ("deselected", *SUBTEST_KEYS)  # proved by the ids fixture below and the subtests fixture
+    assert all(expected.counts[key] > 0 for key in COUNT_KEYS if key not in others), expected.counts
     expected, _ = await observe(python, make_runner, "ids-marker-slow")
     assert expected.counts is not None
     assert expected.counts["deselected"] > 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_mcp.domain.models import DiscoveryResult, RunResult
+from pytest_mcp.domain.models import DiscoveryResult, EnvironmentResult, RunResult
 
 
 class KeepResult:
@@ -12,4 +12,7 @@ class KeepResult:
         return result
 
     def present_discovery(self, result: DiscoveryResult) -> DiscoveryResult:
+        return result
+
+    def present_environment(self, result: EnvironmentResult) -> EnvironmentResult:
         return result

@@ -21,9 +21,9 @@ async def test_a_free_slot_passes_the_timeout_through_unchanged() -> None:
 
 async def test_a_call_that_waited_gets_what_is_left_of_its_timeout_and_one_that_cannot_is_busy() -> None:
     class Slow(FakeTestRunner):
-        async def run(self, spec: RunSpec):  # type: ignore[no-untyped-def]
+        async def run(self, spec: RunSpec, progress=None):  # type: ignore[no-untyped-def]
             await anyio.sleep(0.5)
-            return await super().run(spec)
+            return await super().run(spec, progress)
 
     slow = Slow().script("t.py::test_a")
     limited = ConcurrencyLimitedRunner(slow, limit=1)

@@ -134,7 +134,7 @@ class ScriptedEnding:
     def __init__(self, report: RunReport) -> None:
         self.report = report
 
-    async def run(self, spec: RunSpec) -> RunReport:
+    async def run(self, spec: RunSpec, progress: Any = None) -> RunReport:
         return self.report
 
     async def collect(self, spec: Any) -> Any:
@@ -180,14 +180,19 @@ async def test_crash_message_names_the_test_faulthandler_saw(policy: RequestPoli
     )
 
 
-async def test_text_output_keeps_only_the_tail_with_a_marker(runner: FakeTestRunner, tmp_path: Any) -> None:
-    policy = RequestPolicy(root=tmp_path, text_output_chars=40)
+@pytest.mark.parametrize(("exit_code", "failed", "limit"), [(0, 0, 40), (1, 1, 120)])
+async def test_text_output_keeps_a_short_tail_when_all_passed_and_a_longer_one_otherwise(
+    tmp_path: Any, exit_code: int, failed: int, limit: int
+) -> None:
+    from pytest_mcp.domain.models import Summary
+
+    policy = RequestPolicy(root=tmp_path, text_output_chars=120, text_output_chars_when_passing=40)
     long_output = "\n".join(f"line {i}" for i in range(1000))
     report = RunReport(
-        termination=Termination(kind="exited", exit_code=0),
+        termination=Termination(kind="exited", exit_code=exit_code),
         command=("py",),
         duration=0.0,
-        summary=runner_summary(),
+        summary=Summary(total=1, passed=1 - failed, failed=failed),
         stdout=long_output,
     )
 
@@ -195,10 +200,5 @@ async def test_text_output_keeps_only_the_tail_with_a_marker(runner: FakeTestRun
 
     assert result.text_output.endswith("line 999")
     assert "characters cut" in result.text_output
-    assert len(result.text_output) < 100
-
-
-def runner_summary() -> Any:
-    from pytest_mcp.domain.models import Summary
-
-    return Summary(total=1, passed=1)
+    kept = result.text_output.split("...]\n", 1)[1]
+    assert limit - 10 < len(kept) <= limit

@@ -49,7 +49,7 @@ async def test_the_container_selects_the_runner_from_configuration(tmp_path: Pat
 async def test_tools_are_listed_with_strict_input_and_declared_output_schemas(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
 
-    assert set(tools) == {"execute_tests", "discover_tests"}
+    assert set(tools) == {"execute_tests", "discover_tests", "check_environment"}
     for tool in tools.values():
         assert tool.input_schema["additionalProperties"] is False
         assert tool.output_schema is not None

@@ -118,6 +118,10 @@ def test_the_published_schema_carries_the_policy_limits(policy: RequestPolicy) -
         "show_capture",
         "timeout",
         "detail",
+        "last_failed",
+        "failed_first",
+        "workers",
+        "coverage",
     }
 
 

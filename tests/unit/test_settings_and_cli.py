@@ -1,13 +1,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from pytest_mcp import __version__
-from pytest_mcp.adapters.pytest_subprocess.interpreter import resolve_interpreter
 from pytest_mcp.cli import main
 from pytest_mcp.settings import Settings
 
@@ -55,15 +53,6 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
         main(["--version"])
 
     assert capsys.readouterr().out.strip() == f"pytest-mcp {__version__}"
-
-
-def test_the_interpreter_is_the_explicit_one_then_the_project_venv_then_our_own(tmp_path: Path) -> None:
-    assert resolve_interpreter(tmp_path, None) == Path(sys.executable)
-    venv_python = tmp_path / ".venv" / "bin" / "python"
-    venv_python.parent.mkdir(parents=True)
-    venv_python.touch()
-    assert resolve_interpreter(tmp_path, None) == venv_python
-    assert resolve_interpreter(tmp_path, Path("/opt/py")) == Path("/opt/py")
 
 
 def test_the_default_timeout_follows_a_lower_maximum_but_an_explicit_one_does_not(

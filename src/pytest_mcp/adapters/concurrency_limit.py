@@ -7,6 +7,7 @@ import time
 import anyio
 
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
+from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
 
@@ -29,12 +30,12 @@ class ConcurrencyLimitedRunner(TestRunner):
     def inner(self) -> TestRunner:
         return self._inner
 
-    async def run(self, spec: RunSpec) -> RunReport:
+    async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
         remaining = await self._acquire(spec.timeout)
         if remaining is None:
             return RunReport(termination=self._busy(), command=(), duration=spec.timeout)
         try:
-            return await self._inner.run(spec.model_copy(update={"timeout": remaining}))
+            return await self._inner.run(spec.model_copy(update={"timeout": remaining}), progress)
         finally:
             self._release()
 

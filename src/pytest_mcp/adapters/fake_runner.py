@@ -17,6 +17,7 @@ from pytest_mcp.adapters.fake_terminal import FakeTerminal, collect_words, inter
 from pytest_mcp.adapters.selection_expressions import ExpressionError, Value, compile_expression
 from pytest_mcp.domain.models import CollectedTest, CollectionError, Outcome, Phase, ReportedTest, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
+from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
 FailureKind = Literal["timeout", "crash", "collection_error", "usage_error", "internal_error"]
@@ -385,7 +386,7 @@ class FakeTestRunner(TestRunner):
 
     # -- the TestRunner port ----------------------------------------------------------------------
 
-    async def run(self, spec: RunSpec) -> RunReport:
+    async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
         self.calls.append(spec)
         command = self._run_command(spec)
         terminal = FakeTerminal(self._root or ".", verbosity=spec.verbosity, show_capture=spec.show_capture)
@@ -403,7 +404,7 @@ class FakeTestRunner(TestRunner):
         reports: list[ReportedTest] = []
         failures = 0
         stopped = False
-        for test in selection.selected:
+        for done, test in enumerate(selection.selected, start=1):
             if failure is not None and failure.kind in ("timeout", "crash") and _is_victim(test, failure, selection):
                 terminal.test_started(test.node_id)
                 return self._killed(failure, test, spec, command, reports, terminal)
@@ -412,6 +413,8 @@ class FakeTestRunner(TestRunner):
                 terminal.report(report)
                 reports.append(report)
                 failures += report.outcome in ("failed", "error")
+            if progress is not None:
+                await progress.update(done, len(selection.selected), failures)
             if spec.maxfail is not None and failures >= spec.maxfail:
                 stopped = True
                 break

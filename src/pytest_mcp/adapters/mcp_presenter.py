@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_types import CallToolResult, TextContent
 
-from pytest_mcp.domain.models import DiscoveryResult, ReportedTest, RunResult, Summary
+from pytest_mcp.domain.models import CoverageReport, DiscoveryResult, ReportedTest, RunResult, Summary
 from pytest_mcp.ports.presenter import ResultPresenter
 
 _TRACEBACK_LINES = 14
@@ -22,13 +22,26 @@ def summary_line(summary: Summary) -> str:
         (summary.xfailed, "xfailed"),
         (summary.xpassed, "xpassed"),
         (summary.errors, "error" if summary.errors == 1 else "errors"),
+        # pytest never pluralises these: `1 subtests passed`.
+        (summary.subtests_passed, "subtests passed"),
+        (summary.subtests_failed, "subtests failed"),
+        (summary.subtests_skipped, "subtests skipped"),
     ]
     counts = ", ".join(f"{count} {word}" for count, word in parts if count)
     return f"{counts or 'no tests ran'} in {summary.duration:.2f}s"
 
 
+_LINE_CHARS = 300
+
+
+def _short(line: str) -> str:
+    if len(line) <= _LINE_CHARS:
+        return line
+    return f"{line[:_LINE_CHARS]} [... {len(line) - _LINE_CHARS:,} characters cut ...]"
+
+
 def _last_lines(text: str, count: int) -> list[str]:
-    lines = [line for line in text.rstrip().splitlines() if line.strip()]
+    lines = [_short(line) for line in text.rstrip().splitlines() if line.strip()]
     if len(lines) <= count:
         return lines
     return [f"[... {len(lines) - count} earlier lines ...]", *lines[-count:]]
@@ -42,7 +55,7 @@ def _render_failure(test: ReportedTest) -> list[str]:
     if test.traceback:
         lines += [f"  {line}" for line in _last_lines(test.traceback, _TRACEBACK_LINES)]
     elif test.message:
-        lines += [f"  {line}" for line in test.message.splitlines()[:_TRACEBACK_LINES]]
+        lines += [f"  {_short(line)}" for line in test.message.splitlines()[:_TRACEBACK_LINES]]
     for stream in ("stdout", "stderr"):
         captured = getattr(test, stream)
         if captured:
@@ -64,7 +77,23 @@ def render_run(result: RunResult) -> str:
         lines += [f"{test.outcome.upper()} {test.node_id}: {test.message or ''}".rstrip(": ") for test in others]
     for error in result.collection_errors:
         lines.append(f"COLLECTION ERROR {error.node_id}: {error.message}")
+    if result.omitted_tests:
+        lines.append(
+            f"[... {result.omitted_tests} more test reports left out to keep this answer within its size budget; "
+            "run fewer tests, or use detail='summary' for counts only ...]"
+        )
+    if result.coverage is not None:
+        lines.append("")
+        lines += _render_coverage(result.coverage)
     return "\n".join(lines)
+
+
+def _render_coverage(coverage: CoverageReport) -> list[str]:
+    lines = [f"coverage {coverage.percent:.1f}%; lowest first:"]
+    lines += [f"  {f.file} {f.percent:.1f}%" + (f" missing {f.missing}" if f.missing else "") for f in coverage.files]
+    if coverage.files_omitted:
+        lines.append(f"  [... {coverage.files_omitted} more files ...]")
+    return lines
 
 
 def render_discovery(result: DiscoveryResult) -> str:
@@ -82,14 +111,56 @@ def render_discovery(result: DiscoveryResult) -> str:
     return "\n".join(lines)
 
 
+DEFAULT_MAX_RESPONSE_BYTES = 32_000
+_KEEP_FIRST = {"error": 0, "failed": 0, "xpassed": 1, "skipped": 2, "xfailed": 2, "passed": 3}
+
+
+def _size(result: RunResult) -> int:
+    structured = result.model_dump_json(exclude_none=True)
+    return len(structured.encode()) + len(render_run(result).encode())
+
+
 class McpPresenter(ResultPresenter[CallToolResult]):
-    """Structured content carries every field; the text block is a reading aid, not a copy."""
+    """Structured content carries every field; the text block is a reading aid, not a copy.
+
+    Budget: the whole answer (structured content plus text) stays within `max_response_bytes`.
+    When the test reports do not fit, reports are left out (passes first, then skips and
+    xfails, then failures from the end of the run), `omitted_tests` says how many, and the
+    text says so. Failures are never dropped while they fit.
+    """
+
+    def __init__(self, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+        self._budget = max_response_bytes
 
     def present_run(self, result: RunResult) -> CallToolResult:
+        result = self._within_budget(result)
         return CallToolResult(
             content=[TextContent(type="text", text=render_run(result))],
             structured_content=result.model_dump(mode="json", exclude_none=True),
         )
+
+    def _within_budget(self, result: RunResult) -> RunResult:
+        if _size(result) <= self._budget:
+            return result
+        priority = sorted(range(len(result.tests)), key=lambda i: (_KEEP_FIRST[result.tests[i].outcome], i))
+
+        def keeping(count: int) -> RunResult:
+            kept = sorted(priority[:count])
+            return result.model_copy(
+                update={
+                    "tests": tuple(result.tests[i] for i in kept),
+                    "omitted_tests": result.omitted_tests + len(result.tests) - count,
+                }
+            )
+
+        low, high = 0, len(result.tests)  # the largest count that fits, by bisection
+        while low < high:
+            middle = (low + high + 1) // 2
+            if _size(keeping(middle)) <= self._budget:
+                low = middle
+            else:
+                high = middle - 1
+        return keeping(low)
 
     def present_discovery(self, result: DiscoveryResult) -> CallToolResult:
         return CallToolResult(

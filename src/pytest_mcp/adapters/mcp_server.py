@@ -15,6 +15,7 @@ import structlog
 from mcp import MCPError
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -22,15 +23,20 @@ from mcp_types import (
     CallToolResult,
     ListToolsResult,
     PaginatedRequestParams,
+    ProgressNotification,
+    ProgressNotificationParams,
+    RequestId,
     Tool,
 )
 from pydantic import BaseModel
 
+from pytest_mcp.domain.check_environment import CheckEnvironment, CheckEnvironmentRequest
 from pytest_mcp.domain.discover_tests import DiscoverTests
 from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.domain.execute_tests import ExecuteTests
-from pytest_mcp.domain.models import DiscoveryResult, RunResult
+from pytest_mcp.domain.models import DiscoveryResult, EnvironmentResult, RunResult
 from pytest_mcp.domain.requests import DiscoverTestsRequest, ExecuteTestsRequest, RequestPolicy
+from pytest_mcp.ports.progress import ProgressSink
 
 EXECUTION_ERROR = -32000
 """JSON-RPC server-defined error: pytest ran (or tried to) but gave no trustworthy result."""
@@ -42,9 +48,41 @@ _audit = structlog.get_logger("pytest_mcp.audit")
 class _ToolBinding:
     name: str
     description: str
-    request_type: type[ExecuteTestsRequest] | type[DiscoverTestsRequest]
+    request_type: type[ExecuteTestsRequest] | type[DiscoverTestsRequest] | type[CheckEnvironmentRequest]
     result_type: type[BaseModel]
-    handler: Callable[[Any], Awaitable[CallToolResult]]
+    handler: Callable[..., Awaitable[CallToolResult]]
+    reports_progress: bool = False
+
+
+class McpProgress(ProgressSink):
+    """Progress as `notifications/progress` on the calling request, e.g. "120/300 - 2 failed"."""
+
+    def __init__(self, session: ServerSession, token: str | int, request_id: RequestId | None) -> None:
+        self._session = session
+        self._token = token
+        self._request_id = request_id
+
+    async def update(self, done: int, total: int, failed: int) -> None:
+        # Scoped to the calling request, so on streamable HTTP it rides that request's stream.
+        await self._session.send_notification(
+            ProgressNotification(
+                params=ProgressNotificationParams(
+                    progress_token=self._token,
+                    progress=done,
+                    total=total,
+                    message=f"{done}/{total} \u2014 {failed} failed",
+                )
+            ),
+            related_request_id=self._request_id,
+        )
+
+
+def _progress_for(ctx: ServerRequestContext[Any]) -> McpProgress | None:
+    meta: Mapping[str, Any] = ctx.meta or {}
+    token = meta.get("progress_token", meta.get("progressToken"))
+    if isinstance(token, bool) or not isinstance(token, (str, int)):
+        return None
+    return McpProgress(ctx.session, token, ctx.request_id)
 
 
 def _digest(arguments: Mapping[str, Any] | None) -> str:
@@ -76,6 +114,7 @@ class McpToolServer:
         self,
         execute_tests: ExecuteTests[CallToolResult],
         discover_tests: DiscoverTests[CallToolResult],
+        check_environment: CheckEnvironment[CallToolResult],
         policy: RequestPolicy,
         version: str,
     ) -> None:
@@ -90,6 +129,7 @@ class McpToolServer:
                     ExecuteTestsRequest,
                     RunResult,
                     execute_tests.execute,
+                    reports_progress=True,
                 ),
                 _ToolBinding(
                     "discover_tests",
@@ -98,6 +138,15 @@ class McpToolServer:
                     DiscoverTestsRequest,
                     DiscoveryResult,
                     discover_tests.execute,
+                ),
+                _ToolBinding(
+                    "check_environment",
+                    "Preflight, runs no tests: the interpreter pytest runs with and the rule that chose it, its "
+                    "pytest and plugins, and the rootdir, configfile and testpaths pytest sees. When something "
+                    "is missing, `problems` says what to install where; nothing is ever installed.",
+                    CheckEnvironmentRequest,
+                    EnvironmentResult,
+                    check_environment.execute,
                 ),
             )
         }
@@ -127,9 +176,11 @@ class McpToolServer:
         return self._listing
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
-        return await self.call(params.name, params.arguments)
+        return await self.call(params.name, params.arguments, _progress_for(ctx))
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None, progress: ProgressSink | None = None
+    ) -> CallToolResult:
         """Run one tool call with the full error contract; also used by `pytest-mcp call`."""
         started = time.perf_counter()
         log = _audit.bind(tool=name, argument_keys=_argument_keys(arguments), args_digest=_digest(arguments))
@@ -147,7 +198,10 @@ class McpToolServer:
             )
         try:
             request = binding.request_type.parse(arguments, self._policy)
-            result = await binding.handler(request)
+            if binding.reports_progress:
+                result = await binding.handler(request, progress)
+            else:
+                result = await binding.handler(request)
         except InvalidArguments as exc:
             errors = [{"field": error.field, "reason": error.reason} for error in exc.errors]
             log.warning("tool_call", outcome="invalid", errors=errors, duration_ms=elapsed())

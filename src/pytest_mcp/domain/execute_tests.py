@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
+from pytest_mcp.domain.errors import FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
-from pytest_mcp.domain.models import ReportedTest, RunResult
+from pytest_mcp.domain.models import CoverageReport, ReportedTest, RunResult
+from pytest_mcp.domain.progress import ThrottledProgress
 from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunSpec
-from pytest_mcp.domain.text import keep_tail
+from pytest_mcp.domain.text import keep_head, keep_tail
 from pytest_mcp.ports.presenter import ResultPresenter
+from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
 T = TypeVar("T")
@@ -28,7 +31,14 @@ class ExecuteTests(Generic[T]):
       session raise ExecutionFailed: there is no result to trust.
     - `detail` decides which reports are listed: none ('summary'), non-passing ('failures',
       the default), or every report ('all'). Counts are always complete.
-    - `text_output` keeps only the tail of pytest's terminal output, up to the policy's limit.
+    - `text_output` keeps only the tail of pytest's terminal output, up to the policy's limit;
+      when nothing failed, only a short tail (the summary line), so an all-pass answer has the
+      same size whatever the number of tests.
+    - `last_failed`/`failed_first` use pytest's own cache; the server keeps no state.
+    - `workers` needs pytest-xdist and `coverage` needs pytest-cov in the target environment;
+      when one is missing the request is invalid (the field is named), not the run.
+    - Coverage lists the files with the lowest coverage first, up to the policy's limit.
+    - Progress, when asked for, is rate-limited, and the final state is always reported.
     """
 
     def __init__(self, runner: TestRunner, presenter: ResultPresenter[T], policy: RequestPolicy) -> None:
@@ -36,7 +46,7 @@ class ExecuteTests(Generic[T]):
         self._presenter = presenter
         self._policy = policy
 
-    async def execute(self, request: ExecuteTestsRequest) -> T:
+    async def execute(self, request: ExecuteTestsRequest, progress: ProgressSink | None = None) -> T:
         timeout = request.timeout or self._policy.default_timeout
         spec = RunSpec(
             node_ids=tuple(request.node_ids),
@@ -47,8 +57,18 @@ class ExecuteTests(Generic[T]):
             show_capture=request.show_capture,
             timeout=timeout,
             include_passed=request.detail == "all",
+            last_failed=request.last_failed,
+            failed_first=request.failed_first,
+            workers=request.workers,
+            coverage=request.coverage,
+            progress=progress is not None,
         )
-        report = await self._runner.run(spec)
+        throttled = ThrottledProgress(progress) if progress is not None else None
+        report = await self._runner.run(spec, throttled)
+        if throttled is not None:
+            await throttled.flush()
+        if report.termination.kind == "plugin_missing":
+            raise InvalidArguments(request.tool, [_missing_plugin_error(report.termination.detail)])
         failure = execution_failure(
             report.termination,
             command=report.command,
@@ -75,12 +95,39 @@ class ExecuteTests(Generic[T]):
         if not request.show_capture:
             tests = tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in tests)
 
+        clean = exit_code in (0, 5) and not report.collection_errors
+        limit = self._policy.text_output_chars_when_passing if clean else self._policy.text_output_chars
         result = RunResult(
             exit_code=exit_code,
             summary=summary,
             tests=tests,
             collection_errors=report.collection_errors,
             command=report.command,
-            text_output=keep_tail(report.stdout, self._policy.text_output_chars),
+            text_output=keep_tail(report.stdout, limit),
+            coverage=self._worst_files_first(report.coverage),
         )
         return self._presenter.present_run(result)
+
+    def _worst_files_first(self, coverage: CoverageReport | None) -> CoverageReport | None:
+        if coverage is None:
+            return None
+        ranked = sorted(coverage.files, key=lambda f: (f.percent, f.file))
+        shown = ranked[: self._policy.coverage_files]
+        limit = self._policy.coverage_missing_chars
+        return coverage.model_copy(
+            update={
+                "files": tuple(f.model_copy(update={"missing": keep_head(f.missing, limit)}) for f in shown),
+                "files_omitted": coverage.files_omitted + len(ranked) - len(shown),
+            }
+        )
+
+
+_PLUGIN_FIELDS = {"pytest-xdist": "workers", "pytest-cov": "coverage"}
+
+
+def _missing_plugin_error(distribution: str | None) -> FieldError:
+    name = distribution or "a pytest plugin"
+    return FieldError(
+        _PLUGIN_FIELDS.get(name, "arguments"),
+        f"needs {name}, which is not installed in the target environment; install it there or omit this field",
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +23,11 @@ class Summary(_Value):
     `total` is the number of tests selected to run (collected minus deselected). The other
     counts are per report, as pytest counts them, so a test that passes and then errors in
     teardown appears in both `passed` and `errors`.
+
+    The `subtests_*` counts are pytest's own "N subtests passed/failed/skipped" words (pytest 9's
+    built-in subtests, which also carry unittest's `subTest`). They are 0 whenever the line does
+    not show them: pytest 9 leaves passing subtests out at the default verbosity, and counts a
+    failing or skipped subtest in `failed` or `skipped`, as its SUBFAILED/SUBSKIPPED lines say.
     """
 
     total: int = 0
@@ -32,11 +38,14 @@ class Summary(_Value):
     xpassed: int = 0
     errors: int = 0
     deselected: int = 0
+    subtests_passed: int = Field(0, description="pytest's `N subtests passed`; 0 when the line leaves it out.")
+    subtests_failed: int = Field(0, description="pytest's `N subtests failed`; 0 when the line leaves it out.")
+    subtests_skipped: int = Field(0, description="pytest's `N subtests skipped`; 0 when the line leaves it out.")
     duration: float = Field(0.0, description="Seconds pytest spent in the session.")
 
     @classmethod
     def from_counts(cls, counts: Mapping[str, int], *, total: int, duration: float) -> Summary:
-        """Build from counts keyed by pytest's outcome words (`error`, not `errors`); absent keys are 0."""
+        """Build from counts keyed by pytest's words (`error`, `subtests passed`); absent keys are 0."""
         return cls(
             total=total,
             passed=counts.get("passed", 0),
@@ -46,6 +55,9 @@ class Summary(_Value):
             xpassed=counts.get("xpassed", 0),
             errors=counts.get("error", 0),
             deselected=counts.get("deselected", 0),
+            subtests_passed=counts.get("subtests passed", 0),
+            subtests_failed=counts.get("subtests failed", 0),
+            subtests_skipped=counts.get("subtests skipped", 0),
             duration=duration,
         )
 
@@ -94,6 +106,10 @@ class RunResult(_Value):
     collection_errors: tuple[CollectionError, ...] = ()
     command: tuple[str, ...] = Field(description="The argv that ran.")
     text_output: str = Field("", description="The tail of pytest's terminal output, trimmed.")
+    omitted_tests: int = Field(
+        0, description="Test reports left out of `tests` to keep the response within its size budget."
+    )
+    coverage: CoverageReport | None = Field(None, description="With coverage=true: totals and the worst files.")
 
 
 class DiscoveryResult(_Value):
@@ -105,3 +121,74 @@ class DiscoveryResult(_Value):
     tests: tuple[CollectedTest, ...] = ()
     collection_errors: tuple[CollectionError, ...] = ()
     command: tuple[str, ...]
+
+
+class CoverageFile(_Value):
+    file: str
+    percent: float
+    missing: str = Field("", description="Missing line ranges, e.g. `12-15, 40`; cut with a marker when long.")
+
+
+class CoverageReport(_Value):
+    """pytest-cov's measurement: the total, and the files with the lowest coverage first."""
+
+    percent: float
+    files: tuple[CoverageFile, ...] = ()
+    files_omitted: int = Field(0, description="Measured files not listed, to stay within budget.")
+
+
+RunResult.model_rebuild()
+
+
+DetectionRule = Literal["explicit", "virtual_env", "project_venv", "uv", "poetry", "path", "server"]
+"""The rules that choose the target interpreter, in the order they are tried (ADR 0008)."""
+
+
+class InterpreterChoice(_Value):
+    """The interpreter that runs pytest, and the detection rule that chose it."""
+
+    path: Path = Field(description="As configured or found, symlinks kept: a virtualenv's python is one.")
+    rule: DetectionRule
+    reason: str = Field(description="What the rule found, e.g. `ROOT/.venv` or `$VIRTUAL_ENV=/srv/env`.")
+    passed_over: tuple[str, ...] = Field((), description="Earlier rules that did not apply, and why.")
+
+
+class PythonInfo(_Value):
+    executable: str = Field(description="sys.executable as the target interpreter reports it.")
+    version: str
+    implementation: str = Field(description="e.g. CPython or PyPy.")
+    prefix: str = Field(description="sys.prefix: the environment that packages are installed into.")
+    virtual_env: bool = Field(description="True when the prefix is a virtual environment.")
+
+
+class PytestInfo(_Value):
+    version: str
+    location: str = Field(description="The directory pytest is imported from.")
+
+
+class PluginInfo(_Value):
+    """An installed distribution that registers pytest plugins (entry point group `pytest11`)."""
+
+    name: str
+    version: str
+    entry_points: tuple[str, ...] = Field(description="Plugin names it registers; `-p no:NAME` disables one.")
+    loaded: bool | None = Field(
+        None, description="Whether pytest loads it in this project (autoload, -p, addopts); null when unknown."
+    )
+
+
+class EnvironmentResult(_Value):
+    """The answer to check_environment: the target interpreter, its pytest, and pytest's view of the project."""
+
+    ready: bool = Field(description="True when pytest can run here; otherwise `problems` says what to do.")
+    problems: tuple[str, ...] = Field((), description="What stops pytest from running, each with the fix.")
+    interpreter: InterpreterChoice
+    python: PythonInfo
+    pytest: PytestInfo | None = Field(description="null when pytest cannot be imported by the target interpreter.")
+    plugins: tuple[PluginInfo, ...] = ()
+    plugin_autoload: bool = Field(
+        True, description="False when PYTEST_DISABLE_PLUGIN_AUTOLOAD (or --disable-plugin-autoload) is set."
+    )
+    rootdir: str | None = Field(None, description="pytest's rootdir for this project; null without pytest.")
+    configfile: str | None = Field(None, description="The configuration file pytest reads, if any.")
+    testpaths: tuple[str, ...] = Field((), description="The `testpaths` setting: what runs when no path is given.")

@@ -6,12 +6,14 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from pytest_mcp.domain.errors import FieldError, InvalidArguments
 from pytest_mcp.domain.models import Detail
+
+MAX_WORKERS = 64
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,10 @@ class RequestPolicy:
     max_node_ids: int = 500
     max_node_id_length: int = 2000
     max_expression_length: int = 1000
-    text_output_chars: int = 2000
+    text_output_chars: int = 800
+    text_output_chars_when_passing: int = 240
+    coverage_files: int = 10
+    coverage_missing_chars: int = 300
 
     def __post_init__(self) -> None:
         if not 1 <= self.default_timeout <= self.max_timeout:
@@ -127,6 +132,8 @@ def _field_error(model: type[BaseModel], err: Any) -> FieldError:
         if isinstance(part, int):
             name += f"[{part}]"
     if err["type"] == "extra_forbidden":
+        if not model.model_fields:
+            return FieldError(name, f"unknown parameter; {getattr(model, 'tool', 'this tool')} takes no parameters")
         accepted = ", ".join(model.model_fields)
         return FieldError(name, f"unknown parameter; accepted parameters are: {accepted}")
     message = err["msg"]
@@ -154,6 +161,12 @@ class ExecuteTestsRequest(_Request):
     detail: Detail = Field(
         "failures", description="'summary': counts only; 'failures': non-passing tests; 'all': every test."
     )
+    last_failed: bool = Field(False, description="Run only the tests that failed last time (pytest's cache, --lf).")
+    failed_first: bool = Field(False, description="Run last time's failures first, then the rest (--ff).")
+    workers: int | Literal["auto"] | None = Field(
+        None, description="Run in parallel with pytest-xdist (-n): a number of workers, or 'auto'."
+    )
+    coverage: bool = Field(False, description="Measure coverage with pytest-cov: total and the worst files.")
 
     @field_validator("node_ids")
     @classmethod
@@ -170,6 +183,15 @@ class ExecuteTestsRequest(_Request):
                 problems.append(f"[{index}] {exc}")
         if problems:
             raise ValueError("; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+        return value
+
+    @field_validator("workers", mode="before")
+    @classmethod
+    def _workers(cls, value: Any) -> Any:
+        # One clear message instead of one per member of the union.
+        is_count = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_WORKERS
+        if value is not None and value != "auto" and not is_count:
+            raise ValueError(f"must be 'auto' or a number of workers from 1 to {MAX_WORKERS}")
         return value
 
     @field_validator("timeout")

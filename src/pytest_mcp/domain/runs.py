@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from pytest_mcp.domain.models import CollectedTest, CollectionError, ReportedTest, Summary, _Value
+from pytest_mcp.domain.models import CollectedTest, CollectionError, CoverageReport, ReportedTest, Summary, _Value
 
-TerminationKind = Literal["exited", "signalled", "timed_out", "pytest_unavailable", "busy"]
+TerminationKind = Literal["exited", "signalled", "timed_out", "pytest_unavailable", "busy", "plugin_missing"]
 
 
 class RunSpec(_Value):
@@ -22,6 +22,11 @@ class RunSpec(_Value):
     show_capture: bool = True
     timeout: float = 300.0
     include_passed: bool = False
+    last_failed: bool = False
+    failed_first: bool = False
+    workers: int | Literal["auto"] | None = None
+    coverage: bool = False
+    progress: bool = False
 
 
 class CollectSpec(_Value):
@@ -39,7 +44,11 @@ class Termination(_Value):
     kind: TerminationKind
     exit_code: int | None = None
     signal: str | None = Field(None, description="Signal name, e.g. SIGSEGV, when kind is 'signalled'.")
-    detail: str | None = Field(None, description="Why pytest could not be started, or why the run had to wait.")
+    detail: str | None = Field(
+        None,
+        description="Why pytest could not be started, why the run had to wait, or (plugin_missing) "
+        "the distribution that is missing, e.g. `pytest-xdist`.",
+    )
 
 
 class RunReport(_Value):
@@ -53,6 +62,7 @@ class RunReport(_Value):
     collection_errors: tuple[CollectionError, ...] = ()
     stdout: str = ""
     stderr: str = ""
+    coverage: CoverageReport | None = None
 
 
 class CollectionReport(_Value):

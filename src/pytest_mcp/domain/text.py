@@ -14,6 +14,13 @@ def keep_tail(text: str, limit: int) -> str:
     return f"[... {len(text) - len(tail):,} characters cut ...]\n{tail}"
 
 
+def keep_head(text: str, limit: int) -> str:
+    """The first `limit` characters of `text`, with a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} [... {len(text) - limit:,} characters cut ...]"
+
+
 def last_line(text: str, *, startswith: str = "") -> str | None:
     """The last non-blank line of `text` that starts with `startswith`, stripped."""
     for line in reversed(text.splitlines()):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec
+from pytest_mcp.ports.progress import ProgressSink
 
 
 class TestRunner(Protocol):
@@ -21,6 +22,8 @@ class TestRunner(Protocol):
     Raises only on its own bugs. It never modifies the project beyond what pytest writes.
     """
 
-    async def run(self, spec: RunSpec) -> RunReport: ...
+    async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
+        """Run the tests; when `progress` is given, report to it as tests finish (best-effort)."""
+        ...
 
     async def collect(self, spec: CollectSpec) -> CollectionReport: ...

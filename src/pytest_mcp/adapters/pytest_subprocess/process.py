@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,13 +100,19 @@ def kill_all_process_groups() -> int:
 
 
 async def run_in_process_group(
-    argv: Sequence[str], *, cwd: Path, timeout: float, limits: OutputLimits
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    limits: OutputLimits,
+    while_running: Callable[[], Awaitable[None]] | None = None,
 ) -> ProcessOutcome:
     """Run `argv` with no stdin, in a new session, and kill its whole group when it ends.
 
     The group is killed on every way out: normal exit (stragglers a test left behind),
     timeout, and cancellation of the calling task. Raises OSError if the command cannot
-    be started at all.
+    be started at all. `while_running`, if given, runs alongside and is cancelled when the
+    process ends.
     """
     out = BoundedBuffer(limits.stdout_head, limits.stdout_tail)
     err = BoundedBuffer(limits.stderr_head, limits.stderr_tail)
@@ -126,8 +132,17 @@ async def run_in_process_group(
         async with anyio.create_task_group() as readers:
             readers.start_soon(_drain, process.stdout, out)
             readers.start_soon(_drain, process.stderr, err)
+            companion = anyio.CancelScope()
+            if while_running is not None:
+
+                async def accompany() -> None:
+                    with companion:
+                        await while_running()
+
+                readers.start_soon(accompany)
             with anyio.move_on_after(timeout) as deadline:
                 await process.wait()
+            companion.cancel()
             timed_out = deadline.cancelled_caught
             # Whether pytest exited or overran, nothing it started may outlive it; killing the
             # group also closes pipes that grandchildren inherited, so the readers finish.

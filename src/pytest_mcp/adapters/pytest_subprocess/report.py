@@ -7,7 +7,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_mcp.domain.models import CollectedTest, CollectionError, ReportedTest, Summary
+import anyio
+import structlog
+
+from pytest_mcp.domain.models import (
+    CollectedTest,
+    CollectionError,
+    CoverageFile,
+    CoverageReport,
+    ReportedTest,
+    Summary,
+)
+from pytest_mcp.ports.progress import ProgressSink
+
+_log = structlog.get_logger("pytest_mcp.runner")
 
 _SUMMARY_PREFIX = b'{"e": "summary"'
 
@@ -56,3 +69,93 @@ def _apply(parsed: ParsedReport, event: dict[str, Any]) -> None:
         parsed.exit_code = event["exit_code"]
         parsed.deselected = counts["deselected"]
         parsed.summary = Summary.from_counts(counts, total=event["total"], duration=event["duration"])
+
+
+class ProgressFollower:
+    """Follows the report while pytest writes it and forwards progress events to a sink.
+
+    Reads only the bytes added since the last poll. Progress is best-effort: a sink that
+    fails (a client that went away) is logged and never disturbs the run.
+    """
+
+    POLL_SECONDS = 0.1
+
+    def __init__(self, path: Path, sink: ProgressSink) -> None:
+        self._path = path
+        self._sink = sink
+        self._position = 0
+        self._pending = b""
+        self._total = 0
+
+    async def follow(self) -> None:
+        while True:
+            await anyio.sleep(self.POLL_SECONDS)
+            await self.poll()
+
+    async def poll(self) -> None:
+        try:
+            with self._path.open("rb") as handle:
+                handle.seek(self._position)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return
+        self._position += len(chunk)
+        *lines, self._pending = (self._pending + chunk).split(b"\n")
+        for line in lines:
+            if line.startswith(b'{"e": "collected"'):
+                self._total = json.loads(line)["total"]
+            elif line.startswith(b'{"e": "p"'):
+                event = json.loads(line)
+                try:
+                    await self._sink.update(event["done"], max(self._total, event["done"]), event["failed"])
+                except Exception:  # best-effort by contract; the run's result must not depend on it
+                    _log.debug("progress_dropped", exc_info=True)
+
+
+def read_coverage(path: Path, root: Path) -> CoverageReport | None:
+    """pytest-cov's JSON report: every project file's percentage and missing lines, and the total.
+
+    Files outside the root are left out (a bare `--cov` also traces our own reporter, which
+    runs from a temporary directory), and the total is recomputed over the rest with
+    coverage.py's own formula: covered lines and branches over statements and branches.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        kept = {
+            name: entry
+            for name, entry in data.get("files", {}).items()
+            if not Path(name).is_absolute() or Path(name).is_relative_to(root)
+        }
+        files = tuple(
+            CoverageFile(
+                file=name,
+                percent=round(float(entry["summary"]["percent_covered"]), 2),
+                missing=line_ranges(entry.get("missing_lines", [])),
+            )
+            for name, entry in sorted(kept.items())
+        )
+        summaries = [entry["summary"] for entry in kept.values()]
+        covered = sum(s.get("covered_lines", 0) + s.get("covered_branches", 0) for s in summaries)
+        measurable = sum(s.get("num_statements", 0) + s.get("num_branches", 0) for s in summaries)
+        percent = 100.0 * covered / measurable if measurable else 100.0
+        return CoverageReport(percent=round(percent, 2), files=files)
+    except (OSError, ValueError, KeyError, TypeError):
+        _log.warning("coverage_report_unreadable", exc_info=True)
+        return None
+
+
+def line_ranges(lines: list[int]) -> str:
+    """`[1, 2, 3, 7, 9, 10]` as `1-3, 7, 9-10`."""
+    ranges: list[str] = []
+    start = previous = None
+    for line in sorted(lines):
+        if start is None:
+            start = previous = line
+        elif line == previous + 1:  # type: ignore[operator]
+            previous = line
+        else:
+            ranges.append(f"{start}" if start == previous else f"{start}-{previous}")
+            start = previous = line
+    if start is not None:
+        ranges.append(f"{start}" if start == previous else f"{start}-{previous}")
+    return ", ".join(ranges)

@@ -10,20 +10,26 @@ from importlib import resources
 from pathlib import Path
 
 from pytest_mcp.adapters.pytest_subprocess.process import OutputLimits, ProcessOutcome, run_in_process_group
-from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, read_report
+from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressFollower, read_coverage, read_report
+from pytest_mcp.domain.models import CoverageReport
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
+from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
 PLUGIN_MODULE = "_pytest_mcp_reporter"
 PYTEST_MISSING_EXIT = 86
+PLUGIN_MISSING_EXIT = 87
 _PYTEST_MISSING_MARK = "pytest-mcp: cannot import pytest:"
+_PLUGIN_MISSING_MARK = "pytest-mcp: missing plugin:"
 # Runs `python -m pytest` exactly as the -m switch would (cwd first on sys.path), after putting
-# this run's private plugin directory at the *end* of sys.path and applying any configured
-# rlimits. The user's environment variables are not touched, so nothing leaks into processes
-# the tests spawn. argv[1] is the plugin directory, argv[2] the rlimits ("RLIMIT_AS=n,...").
+# this run's private plugin directory at the *end* of sys.path, applying any configured rlimits
+# and checking that the plugins this run needs are installed. The user's environment variables
+# are not touched, so nothing leaks into processes the tests spawn. argv[1] is the plugin
+# directory, argv[2] the rlimits ("RLIMIT_AS=soft:hard,..."), argv[3] the required plugins
+# ("module=distribution,...").
 BOOTSTRAP = (
-    "import os,sys,runpy\n"
-    "d,l=sys.argv.pop(1),sys.argv.pop(1)\n"
+    "import os,sys,runpy,importlib.util as u\n"
+    "d,l,r=sys.argv.pop(1),sys.argv.pop(1),sys.argv.pop(1)\n"
     "if l:\n"
     " import resource\n"
     " for k,v in (x.split('=') for x in l.split(',')):\n"
@@ -32,6 +38,8 @@ BOOTSTRAP = (
     "sys.path.append(d)\n"
     "try:import pytest\n"
     f"except ImportError as e:sys.stderr.write('{_PYTEST_MISSING_MARK} %s\\n'%e);sys.exit({PYTEST_MISSING_EXIT})\n"
+    "for m,n in (x.split('=') for x in r.split(',') if x):\n"
+    f" if u.find_spec(m) is None:sys.stderr.write('{_PLUGIN_MISSING_MARK} %s\\n'%n);sys.exit({PLUGIN_MISSING_EXIT})\n"
     "runpy.run_module('pytest',run_name='__main__',alter_sys=True)"
 )
 _VERBOSITY_FLAGS = {-2: ["-qq"], -1: ["-q"], 0: [], 1: ["-v"], 2: ["-vv"]}
@@ -53,6 +61,17 @@ class ResourceLimits:
             # The soft limit sends SIGXCPU, which names the cause; the hard limit a second later is SIGKILL.
             limits.append(f"RLIMIT_CPU={self.cpu_seconds}:{self.cpu_seconds + 1}")
         return ",".join(limits)
+
+
+COVERAGE_PLACEHOLDER = "<coverage-report>"
+
+
+@dataclass(frozen=True)
+class _Run:
+    command: tuple[str, ...]
+    outcome: ProcessOutcome
+    parsed: ParsedReport
+    coverage: CoverageReport | None
 
 
 class SubprocessPytestRunner(TestRunner):
@@ -86,7 +105,7 @@ class SubprocessPytestRunner(TestRunner):
     def python(self) -> Path:
         return self._python
 
-    async def run(self, spec: RunSpec) -> RunReport:
+    async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
         options = ["--color=no", *_VERBOSITY_FLAGS[spec.verbosity]]
         # Expressions are attached to their option (`-kEXPR`) so no argv element can start with `-p`.
         if spec.markers is not None:
@@ -97,19 +116,40 @@ class SubprocessPytestRunner(TestRunner):
             options.append(f"--maxfail={spec.maxfail}")
         if not spec.show_capture:
             options.append("--show-capture=no")
+        if spec.last_failed:
+            options.append("--last-failed")
+        if spec.failed_first:
+            options.append("--failed-first")
+        required = []
+        if spec.workers is not None:
+            options.append(f"--numprocesses={spec.workers}")
+            required.append("xdist=pytest-xdist")
+        if spec.coverage:
+            # The report goes to our private directory; the data file is pytest-cov's usual one.
+            options += ["--cov", f"--cov-report=json:{COVERAGE_PLACEHOLDER}"]
+            required.append("pytest_cov=pytest-cov")
         private_options = ["--pytest-mcp-passed"] if spec.include_passed else []
-        command, outcome, parsed = await self._pytest(
-            options, spec.node_ids, spec.timeout, mode="run", private_options=private_options
+        if spec.progress and progress is not None:
+            private_options.append("--pytest-mcp-progress")
+        run = await self._pytest(
+            options,
+            spec.node_ids,
+            spec.timeout,
+            mode="run",
+            private_options=private_options,
+            required=required,
+            progress=progress if spec.progress else None,
         )
         return RunReport(
-            termination=self._termination(outcome),
-            command=command,
-            duration=outcome.duration,
-            summary=parsed.summary,
-            tests=tuple(parsed.tests),
-            collection_errors=tuple(parsed.collection_errors),
-            stdout=outcome.stdout,
-            stderr=outcome.stderr,
+            termination=self._termination(run.outcome),
+            command=run.command,
+            duration=run.outcome.duration,
+            summary=run.parsed.summary,
+            tests=tuple(run.parsed.tests),
+            collection_errors=tuple(run.parsed.collection_errors),
+            stdout=run.outcome.stdout,
+            stderr=run.outcome.stderr,
+            coverage=run.coverage,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
@@ -120,17 +160,17 @@ class SubprocessPytestRunner(TestRunner):
         if spec.keywords is not None:
             options.append(f"-k{spec.keywords}")
         targets = (spec.path,) if spec.path is not None else ()
-        command, outcome, parsed = await self._pytest(options, targets, spec.timeout, mode="collect")
+        run = await self._pytest(options, targets, spec.timeout, mode="collect")
         return CollectionReport(
-            termination=self._termination(outcome),
-            command=command,
-            duration=outcome.duration,
-            finished=parsed.summary is not None,
-            tests=tuple(parsed.items),
-            deselected=parsed.deselected,
-            collection_errors=tuple(parsed.collection_errors),
-            stdout=outcome.stdout,
-            stderr=outcome.stderr,
+            termination=self._termination(run.outcome),
+            command=run.command,
+            duration=run.outcome.duration,
+            finished=run.parsed.summary is not None,
+            tests=tuple(run.parsed.items),
+            deselected=run.parsed.deselected,
+            collection_errors=tuple(run.parsed.collection_errors),
+            stdout=run.outcome.stdout,
+            stderr=run.outcome.stderr,
         )
 
     async def _pytest(
@@ -141,11 +181,14 @@ class SubprocessPytestRunner(TestRunner):
         *,
         mode: str,
         private_options: Sequence[str] = (),
-    ) -> tuple[tuple[str, ...], ProcessOutcome, ParsedReport]:
+        required: Sequence[str] = (),
+        progress: ProgressSink | None = None,
+    ) -> _Run:
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
         try:
             (workdir / f"{PLUGIN_MODULE}.py").write_bytes(self._plugin_source)
             report_path = workdir / "report.jsonl"
+            coverage_path = workdir / "coverage.json"
             private = [
                 "-p",
                 PLUGIN_MODULE,
@@ -154,16 +197,38 @@ class SubprocessPytestRunner(TestRunner):
                 *private_options,
             ]
             public = [*options, "--", *targets]
-            argv = [str(self._python), "-c", BOOTSTRAP, str(workdir), self._rlimits, *private, *public]
+            argv = [
+                str(self._python),
+                "-c",
+                BOOTSTRAP,
+                str(workdir),
+                self._rlimits,
+                ",".join(required),
+                *private,
+                # Only our own options carry the placeholder; agent-provided node ids are never rewritten.
+                *(option.replace(COVERAGE_PLACEHOLDER, str(coverage_path)) for option in options),
+                "--",
+                *targets,
+            ]
             # What a person would type to reproduce the run: our private reporter options are left out.
             command = (str(self._python), "-m", "pytest", *public)
+            follower = ProgressFollower(report_path, progress) if progress is not None else None
             try:
-                outcome = await run_in_process_group(argv, cwd=self._root, timeout=timeout, limits=self._limits)
+                outcome = await run_in_process_group(
+                    argv,
+                    cwd=self._root,
+                    timeout=timeout,
+                    limits=self._limits,
+                    while_running=follower.follow if follower is not None else None,
+                )
             except OSError as exc:
                 reason = exc.strerror or exc.__class__.__name__
                 outcome = ProcessOutcome(None, False, "", f"{_PYTEST_MISSING_MARK} {reason}", 0.0)
-                return command, outcome, ParsedReport()
-            return command, outcome, read_report(report_path, self._max_report_bytes)
+                return _Run(command, outcome, ParsedReport(), None)
+            if follower is not None:
+                await follower.poll()
+            coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
+            return _Run(command, outcome, read_report(report_path, self._max_report_bytes), coverage)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -172,6 +237,9 @@ class SubprocessPytestRunner(TestRunner):
             return Termination(kind="timed_out")
         if outcome.signal_name is not None:
             return Termination(kind="signalled", signal=outcome.signal_name)
+        if outcome.returncode == PLUGIN_MISSING_EXIT and _PLUGIN_MISSING_MARK in outcome.stderr:
+            missing = outcome.stderr.split(_PLUGIN_MISSING_MARK, 1)[-1].strip().splitlines()[0]
+            return Termination(kind="plugin_missing", detail=missing)
         if outcome.returncode is None or (
             outcome.returncode == PYTEST_MISSING_EXIT and _PYTEST_MISSING_MARK in outcome.stderr
         ):

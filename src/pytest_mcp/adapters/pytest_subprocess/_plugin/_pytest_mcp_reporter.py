@@ -11,11 +11,14 @@ import time
 
 import pytest
 
-MESSAGE_LIMIT = 4000
-TRACEBACK_HEAD = 1500
-TRACEBACK_TAIL = 6000
-CAPTURE_LIMIT = 4000
+# Per-report budget (characters): a failure costs at most about 2 + 1 + 3 + 2 x 1 KB.
+MESSAGE_LIMIT = 2000
+TRACEBACK_HEAD = 1000
+TRACEBACK_TAIL = 3000
+CAPTURE_LIMIT = 1000
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+# The terminal's own words for subtests (pytest >= 9 built in, or the pytest-subtests plugin).
+SUBTEST_WORDS = ("subtests passed", "subtests failed", "subtests skipped")
 
 
 def pytest_addoption(parser):
@@ -23,6 +26,7 @@ def pytest_addoption(parser):
     group.addoption("--pytest-mcp-report", default=None, help="JSON-lines report path (internal).")
     group.addoption("--pytest-mcp-mode", default="run", choices=("run", "collect"), help="(internal)")
     group.addoption("--pytest-mcp-passed", action="store_true", default=False, help="(internal)")
+    group.addoption("--pytest-mcp-progress", action="store_true", default=False, help="(internal)")
 
 
 def _cut(text, head, tail):
@@ -30,6 +34,65 @@ def _cut(text, head, tail):
         return text
     cut = len(text) - head - tail
     return "%s\n[... %d characters cut by pytest-mcp ...]\n%s" % (text[:head], cut, text[-tail:])
+
+
+def _in_project(entry):
+    location = getattr(entry, "reprfileloc", None)
+    path = str(getattr(location, "path", "") or "")
+    return not (
+        path.startswith(("/", "<"))
+        and not path.startswith("<string>")
+        or "site-packages" in path
+        or "dist-packages" in path
+    )
+
+
+def _render(entry):
+    # ReprEntry.__str__ also prints its (usually empty) locals as "None"; render it the way the
+    # terminal does instead.
+    try:
+        from _pytest._code.code import TerminalRepr
+
+        return TerminalRepr.__str__(entry).rstrip("\n")
+    except Exception:
+        return str(entry).rstrip("\n")
+
+
+def _project_traceback(report):
+    """pytest's long traceback with frames outside the project (site-packages, stdlib) left out.
+
+    The last frame of each exception is always kept: that is where the assertion and its diff
+    (the `E` lines) are. Falls back to pytest's own text for reports it cannot take apart.
+    """
+    chain = getattr(report.longrepr, "chain", None)
+    if not chain:
+        return report.longreprtext
+    parts = []
+    for reprtraceback, _crash, description in chain:
+        entries = list(getattr(reprtraceback, "reprentries", []) or [])
+        kept = [entry for entry in entries[:-1] if _in_project(entry)] + entries[-1:]
+        hidden = len(entries) - len(kept)
+        if hidden:
+            parts.append("[... %d frame(s) outside the project hidden by pytest-mcp ...]" % hidden)
+        parts.extend(_render(entry) for entry in kept)
+        if description:
+            parts.append(description)
+    return "\n\n".join(parts)
+
+
+def _subtest_description(report):
+    """A subtest's `[msg] (k=v)` as pytest prints it; None for a report that is not a subtest's."""
+    if not hasattr(report, "context"):
+        return None
+    # pytest >= 9 names it _sub_test_description; the pytest-subtests plugin sub_test_description.
+    for name in ("_sub_test_description", "sub_test_description"):
+        describe = getattr(report, name, None)
+        if callable(describe):
+            try:
+                return describe()
+            except Exception:
+                return "(<subtest>)"
+    return None
 
 
 def _location(location):
@@ -50,6 +113,9 @@ class Reporter:
         self.started = time.perf_counter()
         self.items = 0
         self.finished = None
+        self.progress = config.getoption("--pytest-mcp-progress")
+        self.done = 0
+        self.failed = 0
 
     def emit(self, event):
         self.file.write(json.dumps(event) + "\n")
@@ -65,19 +131,28 @@ class Reporter:
     def pytest_sessionstart(self, session):
         self.started = time.perf_counter()
 
-    def _category(self, report):
+    def _category(self, report, subtest):
+        """The outcome to list the report under, or None for a subtest report that is not listed.
+
+        A subtest report is listed when the terminal counts it as a test outcome (pytest 9 counts
+        a failing subtest in `failed`) and always when it failed. Passing subtests are counted
+        ("N subtests passed"), not listed; pytest's empty category means the line leaves it out.
+        """
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
         category = status[0] if status else ""
         if category in OUTCOMES:
             return category
+        if subtest:
+            return "failed" if report.failed else None
         if report.failed:
             return "error" if report.when != "call" else "failed"
         return "skipped" if report.skipped else "passed"
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report):
-        outcome = self._category(report)
-        if outcome == "passed" and (report.when != "call" or not self.include_passed):
+        subtest = _subtest_description(report)
+        outcome = self._category(report, subtest is not None)
+        if outcome is None or outcome == "passed" and (report.when != "call" or not self.include_passed):
             return
         message = None
         longrepr = report.longrepr
@@ -90,9 +165,15 @@ class Reporter:
             message = crash.message if crash is not None else str(longrepr).strip().splitlines()[-1:]
             if isinstance(message, list):
                 message = message[0] if message else None
+        if subtest is not None:
+            # The node id is the enclosing test's (what pytest prints after SUBFAILED, and what
+            # can be run again); the description says which subtest.
+            message = "subtest %s: %s" % (subtest, message) if message else "subtest %s" % subtest
+        if outcome in ("failed", "error"):
+            self.failed += 1
         traceback = None
         if report.failed:
-            traceback = _cut(report.longreprtext, TRACEBACK_HEAD, TRACEBACK_TAIL)
+            traceback = _cut(_project_traceback(report), TRACEBACK_HEAD, TRACEBACK_TAIL)
         self.emit(
             {
                 "e": "test",
@@ -130,9 +211,24 @@ class Reporter:
             }
         )
 
+    def pytest_runtest_logfinish(self, nodeid, location):
+        if self.progress:
+            self.done += 1
+            self.emit({"e": "p", "done": self.done, "failed": self.failed})
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids):
+        # Under xdist the controller collects nothing itself; every worker reports the same ids.
+        if not self.items:
+            self.items = len(ids)
+            if self.progress:
+                self.emit({"e": "collected", "total": self.items})
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session):
         self.items = len(session.items)
+        if self.progress and self.items:
+            self.emit({"e": "collected", "total": self.items})
         if self.mode != "collect":
             return
         for item in session.items:
@@ -153,7 +249,7 @@ class Reporter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        counts = dict.fromkeys(OUTCOMES + ("deselected",), 0)
+        counts = dict.fromkeys(OUTCOMES + ("deselected",) + SUBTEST_WORDS, 0)
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         stats = getattr(terminal, "stats", {}) if terminal is not None else {}
         for key, reports in stats.items():

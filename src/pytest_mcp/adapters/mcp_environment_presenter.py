@@ -1,0 +1,59 @@
+"""McpEnvironmentPresenter: check_environment's result as an MCP tool result (structured content plus text)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp_types import CallToolResult, TextContent
+
+from pytest_mcp.domain.models import EnvironmentResult
+from pytest_mcp.ports.environment_presenter import EnvironmentPresenter
+
+
+def _relative(path: str, rootdir: str | None) -> str:
+    if rootdir is None:
+        return path
+    try:
+        return str(Path(path).relative_to(rootdir))
+    except ValueError:
+        return path
+
+
+def render_environment(result: EnvironmentResult) -> str:
+    """A compact reading for a model: ready or not, each problem, then what pytest sees."""
+    python = result.python
+    if result.pytest is not None:
+        versions = f"pytest {result.pytest.version} on {python.implementation} {python.version}"
+    else:
+        versions = f"no pytest; {python.implementation} {python.version}"
+    lines = [f"{'ready' if result.ready else 'NOT READY'}: {versions}"]
+    lines += [f"PROBLEM {problem}" for problem in result.problems]
+    choice = result.interpreter
+    lines.append(f"interpreter: {choice.path} (rule {choice.rule}: {choice.reason})")
+    lines.append(f"environment: {python.prefix}")
+    if result.rootdir is not None:
+        where = f"rootdir: {result.rootdir}"
+        if result.configfile is not None:
+            where += f", configfile: {_relative(result.configfile, result.rootdir)}"
+        if result.testpaths:
+            where += f", testpaths: {', '.join(result.testpaths)}"
+        lines.append(where)
+    if result.plugins:
+        listed = ", ".join(
+            f"{plugin.name} {plugin.version}" + (" (not loaded)" if plugin.loaded is False else "")
+            for plugin in result.plugins
+        )
+        lines.append(f"plugins: {listed}")
+    if not result.plugin_autoload:
+        lines.append("plugin autoloading is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD)")
+    return "\n".join(lines)
+
+
+class McpEnvironmentPresenter(EnvironmentPresenter[CallToolResult]):
+    """Structured content carries every field; the text block is a reading aid, not a copy."""
+
+    def present_environment(self, result: EnvironmentResult) -> CallToolResult:
+        return CallToolResult(
+            content=[TextContent(type="text", text=render_environment(result))],
+            structured_content=result.model_dump(mode="json"),
+        )

@@ -1,0 +1,82 @@
+"""SubprocessEnvironmentProbe: the EnvironmentProbe port, backed by a short run of the target interpreter."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from pytest_mcp.adapters.pytest_subprocess.process import OutputLimits, run_in_process_group
+from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
+from pytest_mcp.domain.models import InterpreterChoice
+from pytest_mcp.ports.environment_probe import EnvironmentProbe
+
+PROBE_MODULE = "_pytest_mcp_probe"
+_PROBE_LIMITS = OutputLimits(stdout_head=2048, stdout_tail=4096, stderr_head=2048, stderr_tail=8192)
+_MAX_FACTS_BYTES = 4 * 1024 * 1024
+
+
+class SubprocessEnvironmentProbe(EnvironmentProbe):
+    """Runs `python -c <probe> OUT` with the target interpreter in the project root.
+
+    Like a test run, the probe starts in the root with the user's environment unchanged and
+    the root first on sys.path, in its own process group that is killed when it ends, times
+    out or is cancelled. It writes its facts to a file in a private temporary directory, so
+    whatever the interpreter prints at start-up cannot corrupt them.
+    """
+
+    def __init__(self, interpreter: InterpreterChoice, root: Path) -> None:
+        self._interpreter = interpreter
+        self._root = root
+        self._source = (
+            resources.files("pytest_mcp.adapters.pytest_subprocess")
+            .joinpath("_plugin", f"{PROBE_MODULE}.py")
+            .read_text(encoding="utf-8")
+        )
+
+    @property
+    def interpreter(self) -> InterpreterChoice:
+        return self._interpreter
+
+    async def probe(self, timeout: float) -> ProbeReport:
+        python = str(self._interpreter.path)
+        # The probe's source is long; the reported command names it instead of repeating it.
+        command = (python, "-c", f"<pytest-mcp {PROBE_MODULE}.py>")
+        workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-probe-"))
+        try:
+            facts_path = workdir / "environment.json"
+            argv = [python, "-c", self._source, str(facts_path)]
+            try:
+                outcome = await run_in_process_group(argv, cwd=self._root, timeout=timeout, limits=_PROBE_LIMITS)
+            except OSError as exc:
+                return ProbeReport(
+                    interpreter=self._interpreter,
+                    command=command,
+                    start_error=exc.strerror or exc.__class__.__name__,
+                )
+            return ProbeReport(
+                interpreter=self._interpreter,
+                command=command,
+                duration=outcome.duration,
+                facts=None if outcome.timed_out or outcome.returncode != 0 else _read_facts(facts_path),
+                timed_out=outcome.timed_out,
+                exit_code=outcome.returncode if outcome.signal_name is None else None,
+                signal=outcome.signal_name,
+                stdout=outcome.stdout,
+                stderr=outcome.stderr,
+            )
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _read_facts(path: Path) -> ProbeFacts | None:
+    """The probe's answer, or None when it wrote none we can trust."""
+    try:
+        if path.stat().st_size > _MAX_FACTS_BYTES:
+            return None
+        return ProbeFacts.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):
+        return None

@@ -1,0 +1,15 @@
+"""The progress port."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class ProgressSink(Protocol):
+    """Receives progress while tests run: how many finished, out of how many, how many failed.
+
+    Promises: cheap and non-blocking from the caller's point of view; never raises on a
+    vanished client (a progress update is best-effort); never changes the run's result.
+    """
+
+    async def update(self, done: int, total: int, failed: int) -> None: ...
