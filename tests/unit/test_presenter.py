@@ -59,3 +59,26 @@ def test_structured_content_omits_empty_fields_but_keeps_every_test() -> None:
         "tests/test_a.py::test_sk",
     ]
     assert "stderr" not in structured["tests"][0]
+
+
+def test_each_failing_subtest_says_which_subtest_it_is() -> None:
+    def subtest(description: str) -> ReportedTest:
+        return ReportedTest(
+            node_id="tests/test_a.py::test_parity",
+            outcome="failed",
+            phase="call",
+            message=f"subtest [parity] ({description}): assert 1 == 0",
+            traceback="E   assert 1 == 0",
+        )
+
+    result = RunResult(
+        exit_code=1,
+        summary=Summary(total=1, failed=3, duration=0.1),
+        tests=(subtest("i=1"), subtest("i=3")),
+        command=("python",),
+    )
+
+    text = McpPresenter().present_run(result).content[0].text  # type: ignore[union-attr]
+
+    assert "  subtest [parity] (i=1): assert 1 == 0" in text
+    assert "  subtest [parity] (i=3): assert 1 == 0" in text

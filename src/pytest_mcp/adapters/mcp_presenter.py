@@ -52,6 +52,9 @@ def _render_failure(test: ReportedTest) -> list[str]:
     phase = "" if test.phase == "call" else f" [{test.phase}]"
     where = f" ({test.location})" if test.location else ""
     lines = [f"{label} {test.node_id}{phase}{where}"]
+    if test.message and test.message.startswith("subtest "):
+        # Subtests share their test's node id; the description is what tells them apart.
+        lines.append(f"  {_short(test.message.splitlines()[0])}")
     if test.traceback:
         lines += [f"  {line}" for line in _last_lines(test.traceback, _TRACEBACK_LINES)]
     elif test.message:
