@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import signal
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,6 +18,7 @@ import structlog
 from mcp.server import Server
 
 from pytest_mcp.adapters.pytest_subprocess.process import kill_all_process_groups
+from pytest_mcp.adapters.shutdown_signals import ShutdownSignals
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -192,18 +192,13 @@ class HttpTransport:
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         )
         web = _Uvicorn(config)
-        received: list[int] = []
+        signals = ShutdownSignals()
+
+        def stop() -> None:
+            web.should_exit = True
+
         async with anyio.create_task_group() as group:
-
-            async def watch_signals() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for signum in signals:
-                        received.append(signum)
-                        _log.warning("shutdown", signal=signal.Signals(signum).name)
-                        web.should_exit = True
-                        return
-
-            group.start_soon(watch_signals)
+            group.start_soon(signals.watch, stop)
             _log.info(
                 "serving",
                 transport=self._kind,
@@ -216,6 +211,4 @@ class HttpTransport:
         leftovers = kill_all_process_groups()
         if leftovers:
             _log.warning("killed_leftover_runs", count=leftovers)
-        if received:
-            return 128 + received[0]
-        return 0 if web.started else 1
+        return signals.exit_code(otherwise=0 if web.started else 1)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import stat
 import sys
 from collections.abc import AsyncIterator
@@ -18,6 +17,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
+
+from pytest_mcp.adapters.shutdown_signals import ShutdownSignals
 
 _log = structlog.get_logger("pytest_mcp.transport")
 _READ_SIZE = 64 * 1024
@@ -138,23 +139,14 @@ class StdioTransport:
     """
 
     async def serve(self, server: Server[Any]) -> int:
-        received: list[int] = []
+        signals = ShutdownSignals()
         stdin = _pollable_stdin()
         async with anyio.create_task_group() as group:
-
-            async def watch_signals() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-                    async for signum in signals:
-                        received.append(signum)
-                        _log.warning("shutdown", signal=signal.Signals(signum).name)
-                        group.cancel_scope.cancel()
-                        return
-
-            group.start_soon(watch_signals)
+            group.start_soon(signals.watch, group.cancel_scope.cancel)
             # stdio_server's parameter is typed AsyncFile, but it only iterates lines.
             async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
                 parsed_send, parsed_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
                 group.start_soon(_answer_unparseable_lines, read_stream, parsed_send, write_stream.clone(), stdin)
                 await server.run(cast(Any, parsed_receive), write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()
-        return 128 + received[0] if received else 0
+        return signals.exit_code()
