@@ -150,6 +150,16 @@ class Reporter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report):
+        # Most reports are a plain pass that nothing lists: return before asking every plugin for
+        # its status (three reports per test). An xpass (`wasxfail`) and a subtest (`context`) are
+        # not plain passes.
+        if (
+            report.passed
+            and (report.when != "call" or not self.include_passed)
+            and not hasattr(report, "wasxfail")
+            and not hasattr(report, "context")
+        ):
+            return
         subtest = _subtest_description(report)
         outcome = self._category(report, subtest is not None)
         if outcome is None or outcome == "passed" and (report.when != "call" or not self.include_passed):

@@ -1,0 +1,81 @@
+"""The reporter does no per-test work for a plain pass beyond what pytest itself does."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from support import run
+
+from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
+from pytest_mcp.domain.runs import RunSpec
+
+pytestmark = pytest.mark.anyio
+
+COUNTING_CONFTEST = """
+from pathlib import Path
+
+CALLS = []
+
+
+def pytest_report_teststatus(report, config):
+    CALLS.append(report.when)
+
+
+def pytest_unconfigure(config):
+    (Path(__file__).parent / "status-calls.txt").write_text(str(len(CALLS)))
+"""
+
+TESTS = """
+import pytest
+
+
+@pytest.mark.parametrize("i", range(20))
+def test_passes(i):
+    assert i >= 0
+
+
+def test_fails():
+    assert 1 == 2
+
+
+@pytest.mark.xfail(reason="maybe fixed")
+def test_xpasses():
+    pass
+"""
+
+
+@pytest.fixture
+def counting_project(tmp_path: Path) -> Path:
+    (tmp_path / "conftest.py").write_text(COUNTING_CONFTEST)
+    (tmp_path / "test_many.py").write_text(TESTS)
+    return tmp_path
+
+
+def status_calls(root: Path) -> int:
+    return int((root / "status-calls.txt").read_text())
+
+
+async def test_plain_passes_cost_the_reporter_no_status_hook_call(main_python: Path, counting_project: Path) -> None:
+    raw = subprocess.run(
+        [str(main_python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=counting_project,
+        capture_output=True,
+        timeout=120,
+    )
+    assert raw.returncode == 1, raw.stdout
+    pytest_alone = status_calls(counting_project)
+
+    report = await run(SubprocessPytestRunner(python=main_python, root=counting_project), RunSpec())
+
+    assert report.summary is not None
+    assert (report.summary.passed, report.summary.failed, report.summary.xpassed) == (20, 1, 1)
+    assert [(t.node_id, t.outcome) for t in report.tests] == [
+        ("test_many.py::test_fails", "failed"),
+        ("test_many.py::test_xpasses", "xpassed"),
+    ]
+    # pytest's terminal asks about every report (3 per test, and again for its short summary); the
+    # reporter asks again only for the two it lists: the failed call and the xpass.
+    assert pytest_alone >= 66
+    assert status_calls(counting_project) == pytest_alone + 2
