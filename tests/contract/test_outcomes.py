@@ -126,13 +126,11 @@ async def test_maxfail_stops_after_that_many_failures_and_says_so(side: Side) ->
         "errors": 0,
     }
     assert [t["node_id"] for t in result["tests"]] == [f"{OUTCOMES}::test_fails"]
-    assert terminal_lines(result["text_output"])[:4] == [
-        "collected 17 items",
-        "",
-        "tests/sub/test_nested.py .                                               [  5%]",
-        "tests/test_outcomes.py .F",
-    ]
-    assert terminal_lines(result["text_output"], start="= short test summary info")[-3:] == [
+    # The output is longer than the tail kept, and the failure is listed in `tests`: the tail starts
+    # at pytest's short test summary instead of repeating the failure's section.
+    assert result["text_output"].startswith("[... ")
+    assert terminal_lines(result["text_output"].split("\n", 1)[1], start="") == [
+        "= short test summary info",
         "FAILED tests/test_outcomes.py::test_fails - assert 4 == 5",
         "! stopping after 1 failures",
         "= 1 failed, 2 passed in Ns",

@@ -110,3 +110,48 @@ async def test_the_whole_answer_is_capped_and_says_how_many_reports_were_left_ou
     assert 0 < len(listed) < 300
     assert all(test["outcome"] == "failed" for test in listed), "failures must be kept before passes"
     assert f"{structured['omitted_tests']} more test reports left out" in text
+
+
+THREE_FAILURES = """import pytest
+
+
+def add(a, b):
+    return a + b
+
+
+def parse_price(text):
+    return round(float(text), 2)
+
+
+def checkout(prices):
+    return sum(parse_price(p) for p in prices)
+
+
+@pytest.mark.parametrize("i", range(1997))
+def test_passes(i):
+    assert add(i, 1) == i + 1
+
+
+def test_integer():
+    assert add(0, 1) == 2
+
+
+@pytest.mark.parametrize("i", [25])
+def test_label(i):
+    assert f"item-{i}" == "item-x"
+
+
+def test_helper_two_frames_down():
+    assert checkout(["12.50", "3,20", "1.05"]) == 16.75
+"""
+
+
+async def test_three_typical_failures_in_2000_tests_answer_within_4_kb(tmp_path: Path) -> None:
+    # The benchmark's failure mix: an integer assertion, a string diff, an exception two frames down.
+    size, structured, text = await answer(write(tmp_path / "three", {"test_shop.py": THREE_FAILURES}), {})
+
+    assert (structured["summary"]["passed"], structured["summary"]["failed"]) == (1997, 3)
+    assert size <= 4096, size
+    # Each traceback is in `tests` once; neither text_output nor the text block copies it whole.
+    assert " short test summary info " in structured["text_output"].splitlines()[1]
+    assert "def parse_price(text):" not in text

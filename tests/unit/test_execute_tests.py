@@ -202,3 +202,44 @@ async def test_text_output_keeps_a_short_tail_when_all_passed_and_a_longer_one_o
     assert "characters cut" in result.text_output
     kept = result.text_output.split("...]\n", 1)[1]
     assert limit - 10 < len(kept) <= limit
+
+
+FAILURE_SECTIONS = "\n".join(f"E   assertion detail {i}" for i in range(200))
+SHORT_SUMMARY = (
+    "=========================== short test summary info ============================\n"
+    "FAILED tests/test_a.py::test_one - assert 1 == 2\n"
+    "============================== 1 failed in 0.10s ==============================="
+)
+
+
+@pytest.mark.parametrize(("detail", "starts_at_short_summary"), [("failures", True), ("all", True), ("summary", False)])
+async def test_a_cut_tail_starts_at_the_short_test_summary_when_the_failures_are_listed(
+    tmp_path: Any, detail: str, starts_at_short_summary: bool
+) -> None:
+    from pytest_mcp.domain.models import ReportedTest, Summary
+
+    policy = RequestPolicy(root=tmp_path, text_output_chars=800)
+    report = RunReport(
+        termination=Termination(kind="exited", exit_code=1),
+        command=("py",),
+        duration=0.0,
+        summary=Summary(total=1, failed=1),
+        tests=(
+            ReportedTest(
+                node_id="tests/test_a.py::test_one", outcome="failed", phase="call", traceback=FAILURE_SECTIONS
+            ),
+        ),
+        stdout=f"{FAILURE_SECTIONS}\n{SHORT_SUMMARY}",
+    )
+
+    result = await run(ScriptedEnding(report), policy, detail=detail)
+
+    kept = result.text_output.split("...]\n", 1)[1]
+    assert result.text_output.endswith(SHORT_SUMMARY)
+    if starts_at_short_summary:
+        # The failure sections above it are in `tests`, in full: the text does not repeat them.
+        assert kept == SHORT_SUMMARY
+    else:
+        # With detail='summary' nothing else shows the failures: the whole 800-character tail stays.
+        assert 760 < len(kept) <= 800
+        assert "assertion detail" in kept

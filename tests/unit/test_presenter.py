@@ -82,3 +82,55 @@ def test_each_failing_subtest_says_which_subtest_it_is() -> None:
 
     assert "  subtest [parity] (i=1): assert 1 == 0" in text
     assert "  subtest [parity] (i=3): assert 1 == 0" in text
+
+
+CHAINED = """def test_total():
+>       assert checkout(["12.50", "3,20"]) == 15.7
+
+tests/test_shop.py:12:
+
+tests/shop.py:5: in checkout
+    return sum(parse_price(p) for p in prices)
+
+text = '3,20'
+
+    def parse_price(text):
+>       return round(float(text), 2)
+E       ValueError: could not convert string to float: '3,20'
+
+tests/shop.py:2: ValueError"""
+
+
+def _failure_text(traceback: str) -> list[str]:
+    result = RunResult(
+        exit_code=1,
+        summary=Summary(total=1, failed=1),
+        tests=(
+            ReportedTest(node_id="tests/test_shop.py::test_total", outcome="failed", phase="call", traceback=traceback),
+        ),
+        command=("python", "-m", "pytest"),
+    )
+    text = McpPresenter().present_run(result).content[0].text  # type: ignore[union-attr]
+    return text.split("FAILED tests/test_shop.py::test_total\n", 1)[1].splitlines()
+
+
+def test_a_failure_in_the_text_block_shows_its_evidence_not_its_whole_traceback() -> None:
+    # The failing lines, the explanation, the frames passed through and the crash location; the
+    # source around them and the locals are in structured content only.
+    assert _failure_text(CHAINED) == [
+        '  >       assert checkout(["12.50", "3,20"]) == 15.7',
+        "  tests/test_shop.py:12:",
+        "  tests/shop.py:5: in checkout",
+        "  >       return round(float(text), 2)",
+        "  E       ValueError: could not convert string to float: '3,20'",
+        "  tests/shop.py:2: ValueError",
+    ]
+
+
+def test_a_traceback_without_pytests_markers_keeps_its_last_lines() -> None:
+    plugin_report = "\n".join(f"plugin line {i}" for i in range(30))
+
+    lines = _failure_text(plugin_report)
+
+    assert lines[0] == "  [... 16 earlier lines ...]"
+    assert lines[1:] == [f"  plugin line {i}" for i in range(16, 30)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from mcp_types import CallToolResult, TextContent
 
 from pytest_mcp.domain.models import CoverageReport, DiscoveryResult, ReportedTest, RunResult, Summary
@@ -32,6 +34,7 @@ def summary_line(summary: Summary) -> str:
 
 
 _LINE_CHARS = 300
+_FRAME = re.compile(r"\S+:\d+:(?: in .+)?")  # pytest's `tests/test_a.py:17: in helper` and `tests/test_a.py:9:`
 
 
 def _short(line: str) -> str:
@@ -47,6 +50,20 @@ def _last_lines(text: str, count: int) -> list[str]:
     return [f"[... {len(lines) - count} earlier lines ...]", *lines[-count:]]
 
 
+def _evidence(traceback: str, count: int) -> list[str]:
+    """What a traceback proves, at most `count` lines: the failing source lines (`>`), pytest's
+    explanation (`E`), the frames passed through (`path:line: in name`) and the crash location.
+
+    The whole traceback is in structured content; the text block reads it, it does not copy it.
+    A traceback with none of those lines (a plugin's own report) keeps its last lines.
+    """
+    lines = [line for line in traceback.rstrip().splitlines() if line.strip()]
+    if not lines:
+        return []
+    kept = [line for line in lines[:-1] if line.startswith((">", "E ")) or _FRAME.fullmatch(line)]
+    return _last_lines("\n".join([*kept, lines[-1]]), count) if kept else _last_lines(traceback, count)
+
+
 def _render_failure(test: ReportedTest) -> list[str]:
     label = "ERROR" if test.outcome == "error" else "FAILED"
     phase = "" if test.phase == "call" else f" [{test.phase}]"
@@ -56,7 +73,7 @@ def _render_failure(test: ReportedTest) -> list[str]:
         # Subtests share their test's node id; the description is what tells them apart.
         lines.append(f"  {_short(test.message.splitlines()[0])}")
     if test.traceback:
-        lines += [f"  {line}" for line in _last_lines(test.traceback, _TRACEBACK_LINES)]
+        lines += [f"  {line}" for line in _evidence(test.traceback, _TRACEBACK_LINES)]
     elif test.message:
         lines += [f"  {_short(line)}" for line in test.message.splitlines()[:_TRACEBACK_LINES]]
     for stream in ("stdout", "stderr"):

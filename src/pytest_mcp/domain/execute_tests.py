@@ -33,7 +33,9 @@ class ExecuteTests(Generic[T]):
       the default), or every report ('all'). Counts are always complete.
     - `text_output` keeps only the tail of pytest's terminal output, up to the policy's limit;
       when nothing failed, only a short tail (the summary line), so an all-pass answer has the
-      same size whatever the number of tests.
+      same size whatever the number of tests. When failures are listed in `tests` and the
+      output must be cut, the cut falls at pytest's short test summary: the failure sections
+      above it would only repeat what `tests` holds in full.
     - `last_failed`/`failed_first` use pytest's own cache; the server keeps no state.
     - `workers` needs pytest-xdist and `coverage` needs pytest-cov in the target environment;
       when one is missing the request is invalid (the field is named), not the run.
@@ -97,13 +99,14 @@ class ExecuteTests(Generic[T]):
 
         clean = exit_code in (0, 5) and not report.collection_errors
         limit = self._policy.text_output_chars_when_passing if clean else self._policy.text_output_chars
+        failures_listed = not clean and request.detail != "summary"
         result = RunResult(
             exit_code=exit_code,
             summary=summary,
             tests=tests,
             collection_errors=report.collection_errors,
             command=report.command,
-            text_output=keep_tail(report.stdout, limit),
+            text_output=keep_tail(report.stdout, limit, from_line_with=_SHORT_SUMMARY if failures_listed else None),
             coverage=self._worst_files_first(report.coverage),
         )
         return self._presenter.present_run(result)
@@ -122,6 +125,8 @@ class ExecuteTests(Generic[T]):
         )
 
 
+# The title of pytest's last section: one line per failure and error, then the summary line.
+_SHORT_SUMMARY = " short test summary info "
 _PLUGIN_FIELDS = {"pytest-xdist": "workers", "pytest-cov": "coverage"}
 
 

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 
-def keep_tail(text: str, limit: int) -> str:
-    """The last `limit` characters of `text`, starting at a line boundary, with a marker if cut."""
+def keep_tail(text: str, limit: int, *, from_line_with: str | None = None) -> str:
+    """The last `limit` characters of `text`, starting at a line boundary, with a marker if cut.
+
+    With `from_line_with`, a cut starts instead at the last line containing it, when that line
+    and everything after it fit in `limit`: the tail then begins where it means something.
+    """
     if len(text) <= limit:
         return text
-    tail = text[len(text) - limit :]
-    newline = tail.find("\n")
-    if 0 <= newline < len(tail) - 1:
-        tail = tail[newline + 1 :]
+    found = text.rfind(from_line_with) if from_line_with else -1
+    start = text.rfind("\n", 0, found) + 1 if found >= 0 else -1
+    if found >= 0 and len(text) - start <= limit:
+        tail = text[start:]
+    else:
+        tail = text[len(text) - limit :]
+        newline = tail.find("\n")
+        if 0 <= newline < len(tail) - 1:
+            tail = tail[newline + 1 :]
     return f"[... {len(text) - len(tail):,} characters cut ...]\n{tail}"
 
 
