@@ -24,7 +24,7 @@ def make_venv(env_dir: Path, *, python: str = "python") -> Path:
 
 
 def fake_python3(directory: Path, *, has_pytest: bool) -> Path:
-    """A `python3` for PATH whose `-c "import pytest"` succeeds or fails, as asked."""
+    """A `python3` for PATH whose `-c FIND_PYTEST` (find_spec) succeeds or fails, as asked."""
     directory.mkdir(parents=True, exist_ok=True)
     script = directory / "python3"
     script.write_text(f"#!/bin/sh\nexit {0 if has_pytest else 1}\n")

@@ -1,0 +1,91 @@
+"""Start-up stays lean: serving over stdio loads only the stdio path, and detection imports no pytest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
+from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.http_transport import HttpTransport
+from pytest_mcp.adapters.pytest_subprocess.interpreter import pytest_is_installed
+from pytest_mcp.adapters.recording import RunRecorder
+from pytest_mcp.container import create_container
+from pytest_mcp.settings import Settings
+
+# Adapters the default path (stdio, subprocess runner) never needs; the container imports each
+# one only when its provider is built. And pytest itself: the server runs it in a subprocess only.
+OFF_THE_STDIO_PATH = (
+    "pytest_mcp.adapters.http_transport",
+    "pytest_mcp.adapters.fake_runner",
+    "pytest_mcp.adapters.fake_environment",
+    "pytest_mcp.adapters.recording",
+    "pytest_mcp.testing",
+    "pytest",
+    "_pytest",
+)
+
+# Runs `pytest-mcp` up to the moment it would start serving, then prints what was imported.
+SERVE_UNTIL_READY = textwrap.dedent(
+    """
+    import json, sys
+    import anyio
+    from pytest_mcp.cli import main
+
+    def ready(serve, server):
+        print(json.dumps({"serving": type(serve.__self__).__name__, "modules": sorted(sys.modules)}))
+        return 0
+
+    anyio.run = ready
+    main(sys.argv[1:])
+    """
+)
+
+
+def _serve_until_ready(*args: str, cwd: Path) -> tuple[str, set[str]]:
+    """The transport `pytest-mcp ARGS` would serve with, and every module imported by then."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_MCP_")}
+    completed = subprocess.run(
+        [sys.executable, "-c", SERVE_UNTIL_READY, *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    ready = json.loads(completed.stdout.splitlines()[-1])
+    return ready["serving"], set(ready["modules"])
+
+
+def test_serving_over_stdio_imports_no_http_fake_or_recording_adapter_and_no_pytest(tmp_path: Path) -> None:
+    serving, modules = _serve_until_ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
+
+    assert serving == "StdioTransport"
+    assert "pytest_mcp.adapters.stdio_transport" in modules
+    assert sorted(modules.intersection(OFF_THE_STDIO_PATH)) == []
+
+
+def test_the_adapters_off_the_stdio_path_are_still_built_when_chosen(tmp_path: Path) -> None:
+    container = create_container(Settings(root=tmp_path, runner="fake", transport="http"))
+
+    assert isinstance(container.fake_runner(), FakeTestRunner)
+    assert isinstance(container.environment_probe(), FakeEnvironmentProbe)
+    assert isinstance(container.transport(), HttpTransport)
+    assert isinstance(container.recorder(), RunRecorder)
+    assert container.http_options().host == "127.0.0.1"
+
+
+def test_the_python3_on_path_check_finds_pytest_without_importing_it(tmp_path: Path) -> None:
+    # python3 starts in ROOT, so ROOT/pytest.py is what it finds; importing it would leave a mark.
+    mark = tmp_path / "imported"
+    (tmp_path / "pytest.py").write_text(f"open({str(mark)!r}, 'w').close()\n")
+
+    assert pytest_is_installed(Path(sys.executable), tmp_path)
+    assert not mark.exists()
