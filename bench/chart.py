@@ -18,11 +18,17 @@ import matplotlib.pyplot as plt
 
 COLOURS = {
     "pytest-mcp": "#1f77b4",
-    "pytest-mcp + fixes": "#17becf",
     "mcp-pytest-runner": "#d62728",
     "mcp-tools-py": "#2ca02c",
     "lovranran-mcp-test-runner": "#9467bd",
 }
+BASELINE_COLOUR = "#17becf"  # `pytest-mcp @<sha>`
+
+
+def colour(key: str) -> str:
+    return COLOURS.get(key, BASELINE_COLOUR)
+
+
 STYLES = {0: ("-", "all pass"), 3: ("--", "3 failures")}
 Pick = Callable[[dict[str, Any]], float | None]
 
@@ -47,17 +53,17 @@ def main(source: Path, target: Path) -> None:
     def peer(key: str, field: str) -> Pick:
         return lambda entry: (entry.get("peers", {}).get(key) or {}).get(field)
 
-    servers = [key for key in COLOURS if key in data["config"]["servers"]]
+    servers = data["config"]["servers"]  # pytest-mcp, its baseline (`--baseline`) if any, then the peers
     figure, (overhead, answer) = plt.subplots(1, 2, figsize=(13, 5))
     for failures, (style, tag) in STYLES.items():
         for key in servers:
             pick = ours("run", key, "ratio") if key.startswith("pytest-mcp") else peer(key, "ratio_to_raw")
             xs, ys = series(failures, pick)
             if xs:
-                overhead.plot(xs, ys, style, marker="o", color=COLOURS[key], label=f"{key}, {tag}")
+                overhead.plot(xs, ys, style, marker="o", color=colour(key), label=f"{key}, {tag}")
     for key in (k for k in servers if k.startswith("pytest-mcp")):
         xs, ys = series(0, ours("collect", key, "ratio"))
-        overhead.plot(xs, ys, ":", marker="s", color=COLOURS[key], label=f"{key} discover_tests")
+        overhead.plot(xs, ys, ":", marker="s", color=colour(key), label=f"{key} discover_tests")
     overhead.axhline(1.0, color="grey", linewidth=0.8)
     overhead.set_xscale("log")
     overhead.set_xlabel("tests in the suite")
@@ -70,7 +76,7 @@ def main(source: Path, target: Path) -> None:
             pick = ours("run", key, "bytes") if key.startswith("pytest-mcp") else peer(key, "bytes")
             xs, ys = series(failures, pick)
             if xs:
-                answer.plot(xs, ys, style, marker="o", color=COLOURS[key], label=f"{key}, {tag}")
+                answer.plot(xs, ys, style, marker="o", color=colour(key), label=f"{key}, {tag}")
     for limit, words in ((1024, "1 KB target, all pass"), (4096, "4 KB target, 3 failures")):
         answer.axhline(limit, color="grey", linewidth=0.8, linestyle=":")
         answer.annotate(words, (sizes[-1], limit), fontsize=7, color="grey", ha="right", va="bottom")

@@ -1,8 +1,8 @@
 """Benchmark pytest-mcp against raw pytest, a bare MCP SDK server and the other pytest MCP servers.
 
-    .venv/bin/python bench/run.py              # the full run: about 15 minutes on 2 busy cores
+    .venv/bin/python bench/run.py              # the full run: about 12 minutes on 2 busy cores
     .venv/bin/python bench/run.py --quick      # 3 rounds, 1 peer round, 5 start-ups, 50 calls for RSS
-    .venv/bin/python bench/run.py --proposed   # also measure src/ with bench/proposed.py's fixes applied
+    .venv/bin/python bench/run.py --baseline REV   # also pytest-mcp at commit REV: a before and an after
 
 Writes bench/results/benchmark.md, benchmark.json and benchmark.png (see bench/README.md).
 Every figure is a ratio to a floor measured in the same run, interleaved round by round in a
@@ -40,7 +40,7 @@ from mcp.client.stdio import stdio_client
 from mcp_types import CallToolResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import proposed
+import baseline
 from suites import Suite, generate, generate_mixed
 
 BENCH = Path(__file__).resolve().parent
@@ -50,7 +50,6 @@ RESULTS = BENCH / "results"
 TARGET_PYTHON = Path(sys.executable)  # the project venv: raw pytest, pytest-mcp and every peer's pytest
 TARGET_BIN = TARGET_PYTHON.parent
 OURS = "pytest-mcp"
-FIXED = "pytest-mcp + fixes"
 COUNT_KEYS = ("passed", "failed", "errors", "skipped", "xfailed", "xpassed")
 
 
@@ -195,20 +194,23 @@ def lovranran_counts(result: CallToolResult) -> dict[str, int | None]:
     return pytest_summary_counts(str(structured_or_text_json(result).get("stdout", "")))
 
 
-def server_kinds(peer_venvs: dict[str, Path], env: dict[str, str], fixed_copy: Path | None) -> dict[str, ServerKind]:
+def server_kinds(
+    peer_venvs: dict[str, Path], env: dict[str, str], before: tuple[str, Path] | None
+) -> dict[str, ServerKind]:
     def ours(suite: Suite) -> StdioServerParameters:
         args = ["--root", str(suite.path), "--python", str(TARGET_PYTHON)]
         return StdioServerParameters(command=str(TARGET_BIN / "pytest-mcp"), args=args, env=env)
 
     kinds = {OURS: ServerKind(OURS, ours, lambda suite: ("execute_tests", {}), ours_counts, is_peer=False)}
-    if fixed_copy is not None:
-        fixed_env = env | {"PYTHONPATH": str(fixed_copy)}
+    if before is not None:
+        name, copy = f"{OURS} @{before[0]}", before[1]
+        before_env = env | {"PYTHONPATH": str(copy)}
 
-        def fixed(suite: Suite) -> StdioServerParameters:
-            args = [*proposed.server_args(), "--root", str(suite.path), "--python", str(TARGET_PYTHON)]
-            return StdioServerParameters(command=str(TARGET_PYTHON), args=args, env=fixed_env)
+        def earlier(suite: Suite) -> StdioServerParameters:
+            args = [*baseline.server_args(), "--root", str(suite.path), "--python", str(TARGET_PYTHON)]
+            return StdioServerParameters(command=str(TARGET_PYTHON), args=args, env=before_env)
 
-        kinds[FIXED] = ServerKind(FIXED, fixed, lambda suite: ("execute_tests", {}), ours_counts, is_peer=False)
+        kinds[name] = ServerKind(name, earlier, lambda suite: ("execute_tests", {}), ours_counts, is_peer=False)
     if "mcp-pytest-runner" in peer_venvs:
         mpr = peer_venvs["mcp-pytest-runner"] / "bin" / "mcp-pytest-runner"
         kinds["mcp-pytest-runner"] = ServerKind(
@@ -350,11 +352,11 @@ def startup_contenders(
             bare,
         ),
     }
-    if FIXED in kinds:
-        fixed = kinds[FIXED].params(suite)
-        contenders[FIXED] = (fixed, bare)
-        detected = fixed.model_copy(update={"args": [*proposed.server_args(), "--root", str(suite.path)]})
-        contenders[f"{FIXED} (interpreter detected)"] = (detected, bare)
+    for key in (key for key, kind in kinds.items() if not kind.is_peer and key != OURS):  # the baseline
+        earlier = kinds[key].params(suite)
+        contenders[key] = (earlier, bare)
+        detected = earlier.model_copy(update={"args": [*baseline.server_args(), "--root", str(suite.path)]})
+        contenders[f"{key} (interpreter detected)"] = (detected, bare)
     if clean_venv is not None:
         clean_bare = "bare SDK server (clean venv)"
         python = clean_venv / "bin" / "python"
@@ -503,12 +505,18 @@ def render(
         "",
     ]
     lines += ["## Start-up: spawn to `tools/list` answered", ""]
-    lines += ["| server | median ms | min ms | x its bare SDK floor |", "|---|---:|---:|---:|"]
+    lines += [
+        "| server | median ms | min ms | x its bare SDK floor (paired) | x floor (of minimums) |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for name, samples in sorted(results.startup.items(), key=lambda item: median(item[1])):
         floor = results.startup.get(floors[name], [])
         ratio = paired_ratio(samples, floor)
         summary["startup"][name] = {"median": median(samples), "ratio": ratio, "floor": floors[name]}
-        lines.append(f"| {name} | {median(samples) * 1000:.0f} | {min(samples) * 1000:.0f} | {ratio:.2f} |")
+        lines.append(
+            f"| {name} | {median(samples) * 1000:.0f} | {min(samples) * 1000:.0f} | {ratio:.2f} | "
+            f"{min(samples) / min(floor):.2f} |"
+        )
     for what, title, raw_words, tool in (
         ("run", "Run overhead", "`pytest -q`", "`execute_tests`"),
         ("collect", "Discovery overhead", "`pytest --collect-only -q`", "`discover_tests`"),
@@ -567,17 +575,16 @@ def peer_table(results: Results, suites: list[Suite], keys: list[str], summary: 
         "",
         "## Peers: the same suites through the same client",
         "",
-        f"Medians over the {rounds} peer round(s); `x pytest-mcp` and `x raw` divide by pytest-mcp's and raw "
-        "pytest's medians over the same rounds. Counts are read from whatever the server returns (structured "
-        "fields, or its text) and checked against the suite's truth; pytest-mcp's come from `structuredContent`.",
+        f"Medians over the {rounds} peer round(s); `x pytest-mcp` and `x raw` are the medians of the per-round "
+        "ratios to pytest-mcp and to raw pytest in the same rounds. Counts are read from whatever the server "
+        "returns (structured fields, or its text) and checked against the suite's truth; pytest-mcp's come from "
+        "`structuredContent`.",
         "",
         "| suite | server | median s | x pytest-mcp | x raw | answer bytes (≈ tokens) | counts | server RSS MB |",
         "|---|---|---:|---:|---:|---:|---|---:|",
     ]
     for suite in suites:
         runs = results.runs[suite.name]
-        ours_median = median(runs[OURS][:rounds])
-        raw_median = median(runs["raw"][:rounds])
         for key in keys:
             samples = runs.get(key, [])[:rounds]
             counts = results.counts[suite.name].get(key)
@@ -591,12 +598,14 @@ def peer_table(results: Results, suites: list[Suite], keys: list[str], summary: 
                 "median": median(samples),
                 "bytes": size,
                 "counts": said,
-                "ratio_to_ours": median(samples) / ours_median if samples else None,
-                "ratio_to_raw": median(samples) / raw_median if samples else None,
+                "ratio_to_ours": paired_ratio(samples, runs[OURS][:rounds]),
+                "ratio_to_raw": paired_ratio(samples, runs["raw"][:rounds]),
+                "samples": samples,
             }
+            figures = summary["suites"][suite.name]["peers"][key]
             lines.append(
-                f"| {suite.label} | {key} | {median(samples):.2f} | {median(samples) / ours_median:.2f} | "
-                f"{median(samples) / raw_median:.2f} | {size_text(size)} | {said} | "
+                f"| {suite.label} | {key} | {median(samples):.2f} | {figures['ratio_to_ours']:.2f} | "
+                f"{figures['ratio_to_raw']:.2f} | {size_text(size)} | {said} | "
                 f"{max(rss) if rss else float('nan'):.0f} |"
             )
     return lines
@@ -638,10 +647,10 @@ def targets(
             mine = summary["suites"][suite.name].get("peers", {}).get(key, {})
             if theirs.get("bytes") is not None and mine.get("bytes") is not None:
                 smaller &= mine["bytes"] < theirs["bytes"]
-            if theirs.get("median") and mine.get("median"):
-                ratio = mine["median"] / theirs["median"]
+            if theirs.get("samples") and mine.get("samples"):
+                ratio = paired_ratio(mine["samples"], theirs["samples"])
                 slowest = max(slowest, ratio)
-                faster &= ratio <= 1.03  # "match": within the 3% one round cannot resolve on this machine
+                faster &= ratio <= 1.03  # "match": within 3%, which a few rounds cannot resolve on this machine
         found.append((f"smaller answers than {peer} on every suite", "yes" if smaller else "no", smaller))
         found.append((f"wall time ≤ {peer}'s (worst suite, ours / theirs)", f"{slowest:.2f}x", faster))
     return found
@@ -653,8 +662,8 @@ def targets(
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="3 rounds, 1 peer round, 5 start-ups, 50 RSS calls")
-    parser.add_argument("--proposed", action="store_true", help="also run src/ with bench/proposed.py's fixes")
-    parser.add_argument("--rounds", type=int, help="interleaved rounds of every run (default 5; quick 3)")
+    parser.add_argument("--baseline", metavar="REV", help="also run pytest-mcp as it was at commit REV")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds of every run (default 7; quick 3)")
     parser.add_argument("--peer-rounds", type=int, help="rounds that include the peers (default 3; quick 1)")
     parser.add_argument("--startup-reps", type=int, help="start-ups per server (default 11; quick 5)")
     parser.add_argument("--rss-calls", type=int, help="sequential calls for memory growth (default 200; quick 50)")
@@ -664,7 +673,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--python312", default=python312(), help="interpreter for mcp-pytest-runner (>= 3.12)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results)")
     args = parser.parse_args(argv)
-    args.rounds = args.rounds or (3 if args.quick else 5)
+    args.rounds = args.rounds or (3 if args.quick else 7)
     args.peer_rounds = min(args.rounds, args.peer_rounds or (1 if args.quick else 3))
     args.startup_reps = args.startup_reps or (5 if args.quick else 11)
     args.rss_calls = args.rss_calls or (50 if args.quick else 200)
@@ -709,7 +718,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     sizes = [int(size) for size in args.sizes.split(",")]
     suites = [generate(CACHE / "suites", size, failures) for size in sizes for failures in (0, 3)]
     suites.append(generate_mixed(CACHE / "suites"))
-    kinds = server_kinds(install_peers(args), env, proposed.build() if args.proposed else None)
+    kinds = server_kinds(install_peers(args), env, baseline.build(args.baseline) if args.baseline else None)
     ours_keys = [key for key, kind in kinds.items() if not kind.is_peer]
     contenders = startup_contenders(kinds, suites[0], env, clean_install(args))
     for suite in suites:  # compile each suite's .pyc once, outside any measurement
