@@ -155,3 +155,19 @@ async def test_three_typical_failures_in_2000_tests_answer_within_4_kb(tmp_path:
     # Each traceback is in `tests` once; neither text_output nor the text block copies it whole.
     assert " short test summary info " in structured["text_output"].splitlines()[1]
     assert "def parse_price(text):" not in text
+
+
+async def test_discovery_of_a_large_suite_stays_within_the_cap(tmp_path: Path) -> None:
+    root = write(tmp_path / "large", passing_suite(3000))
+    container = create_container(Settings(root=root, python=Path(sys.executable)))
+    async with Client(container.tool_server().server) as client:
+        result = await client.call_tool("discover_tests", {})
+    structured = result.structured_content or {}
+    text = result.content[0].text  # type: ignore[union-attr]
+
+    size = len(json.dumps(structured, separators=(",", ":")).encode()) + len(text.encode())
+    assert size <= 32_000, size
+    assert structured["total"] == 3000
+    assert 0 < len(structured["tests"]) < 3000
+    assert structured["omitted_tests"] == 3000 - len(structured["tests"])
+    assert structured["tests"][0]["node_id"] == "test_many.py::test_passes[0]"

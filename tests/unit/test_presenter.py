@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import json
 
+from mcp_types import CallToolResult
+
 from pytest_mcp.adapters.mcp_presenter import McpPresenter, summary_line
-from pytest_mcp.domain.models import ReportedTest, RunResult, Summary
+from pytest_mcp.domain.models import CollectedTest, DiscoveryResult, ReportedTest, RunResult, Summary
 
 
 def a_result() -> RunResult:
@@ -134,3 +136,45 @@ def test_a_traceback_without_pytests_markers_keeps_its_last_lines() -> None:
 
     assert lines[0] == "  [... 16 earlier lines ...]"
     assert lines[1:] == [f"  plugin line {i}" for i in range(16, 30)]
+
+
+def _discovery(count: int) -> DiscoveryResult:
+    tests = tuple(
+        CollectedTest(
+            node_id=f"tests/test_part_{i // 100:04d}.py::test_case_{i}",
+            file=f"tests/test_part_{i // 100:04d}.py",
+            line=i % 100 + 3,
+        )
+        for i in range(count)
+    )
+    return DiscoveryResult(exit_code=0, total=count, tests=tests, command=("python", "-m", "pytest", "--collect-only"))
+
+
+def _wire_bytes(result: CallToolResult) -> int:
+    structured = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return len(structured.encode()) + len(result.content[0].text.encode())  # type: ignore[union-attr]
+
+
+def test_a_large_collection_lists_the_first_tests_that_fit_and_counts_the_rest() -> None:
+    presented = McpPresenter(max_response_bytes=8_000).present_discovery(_discovery(5_000))
+    structured = presented.structured_content or {}
+    listed = structured["tests"]
+
+    assert _wire_bytes(presented) <= 8_000
+    assert structured["total"] == 5_000
+    assert structured["omitted_tests"] == 5_000 - len(listed)
+    assert [t["node_id"] for t in listed] == [t.node_id for t in _discovery(len(listed)).tests]
+    # As many as fit: the next test, in the JSON and in the text's list of ids, would not have.
+    following = _discovery(len(listed) + 1).tests[-1]
+    assert _wire_bytes(presented) + len(following.model_dump_json()) + 1 + len(following.node_id) + 1 > 8_000
+    text = presented.content[0].text  # type: ignore[union-attr]
+    assert f"[... {5_000 - len(listed)} more tests left out to keep this answer within its size budget;" in text
+
+
+def test_a_collection_that_fits_is_listed_whole() -> None:
+    presented = McpPresenter().present_discovery(_discovery(120))
+    structured = presented.structured_content or {}
+
+    assert len(structured["tests"]) == 120
+    assert structured["omitted_tests"] == 0
+    assert "left out" not in presented.content[0].text  # type: ignore[union-attr]

@@ -125,8 +125,13 @@ def render_discovery(result: DiscoveryResult) -> str:
         head += f", {len(result.collection_errors)} collection errors"
     lines = [head]
     lines += [test.node_id for test in result.tests[:_LISTED_NODE_IDS]]
-    if result.total > _LISTED_NODE_IDS:
-        lines.append(f"[... {result.total - _LISTED_NODE_IDS} more in structuredContent.tests ...]")
+    if len(result.tests) > _LISTED_NODE_IDS:
+        lines.append(f"[... {len(result.tests) - _LISTED_NODE_IDS} more in structuredContent.tests ...]")
+    if result.omitted_tests:
+        lines.append(
+            f"[... {result.omitted_tests} more tests left out to keep this answer within its size budget; "
+            "narrow with path, keywords or markers to list them ...]"
+        )
     lines += [f"COLLECTION ERROR {error.node_id}: {error.message}" for error in result.collection_errors]
     return "\n".join(lines)
 
@@ -183,7 +188,38 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         return keeping(low)
 
     def present_discovery(self, result: DiscoveryResult) -> CallToolResult:
+        result = self._discovery_within_budget(result)
         return CallToolResult(
             content=[TextContent(type="text", text=render_discovery(result))],
             structured_content=result.model_dump(mode="json", exclude_none=True),
         )
+
+    def _discovery_within_budget(self, result: DiscoveryResult) -> DiscoveryResult:
+        """The first tests, in collection order, that fit the budget; the rest are counted.
+
+        One serialisation per test, then prefix sums: a 10,000-test collection is not
+        serialised again for every candidate count.
+        """
+
+        def keeping(count: int) -> DiscoveryResult:
+            return result.model_copy(update={"tests": result.tests[:count], "omitted_tests": len(result.tests) - count})
+
+        def size(count: int) -> int:
+            # The JSON of the result without tests, plus each kept test and a comma between two.
+            items = prefix[count] + max(count - 1, 0)
+            return empty + items + len(render_discovery(keeping(count)).encode())
+
+        empty = len(keeping(0).model_dump_json(exclude_none=True).encode())
+        prefix = [0]
+        for test in result.tests:
+            prefix.append(prefix[-1] + len(test.model_dump_json(exclude_none=True).encode()))
+        if size(len(result.tests)) <= self._budget:
+            return result
+        low, high = 0, len(result.tests)  # the largest count that fits, by bisection
+        while low < high:
+            middle = (low + high + 1) // 2
+            if size(middle) <= self._budget:
+                low = middle
+            else:
+                high = middle - 1
+        return keeping(low)

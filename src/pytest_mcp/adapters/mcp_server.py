@@ -133,8 +133,9 @@ class McpToolServer:
                 ),
                 _ToolBinding(
                     "discover_tests",
-                    "Collect tests without running them: every node id with its file, line and markers, "
-                    "plus collection errors.",
+                    "Collect tests without running them: node ids with their file, line and markers, the total, "
+                    "and collection errors. A large collection lists the first tests that fit the answer's size "
+                    "budget and counts the rest in omitted_tests; narrow it with path, keywords or markers.",
                     DiscoverTestsRequest,
                     DiscoveryResult,
                     discover_tests.execute,

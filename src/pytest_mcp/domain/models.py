@@ -113,7 +113,7 @@ class RunResult(_Value):
 
 
 class DiscoveryResult(_Value):
-    """The answer to discover_tests: every collected test and every collection error."""
+    """The answer to discover_tests: the collected tests, in collection order, and every collection error."""
 
     exit_code: int
     total: int
@@ -121,6 +121,11 @@ class DiscoveryResult(_Value):
     tests: tuple[CollectedTest, ...] = ()
     collection_errors: tuple[CollectionError, ...] = ()
     command: tuple[str, ...]
+    omitted_tests: int = Field(
+        0,
+        description="Collected tests left out of `tests` (the last ones) to keep the response within its size "
+        "budget; `total` still counts them. Narrow with path, keywords or markers to see them.",
+    )
 
 
 class CoverageFile(_Value):
