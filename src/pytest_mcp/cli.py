@@ -12,12 +12,11 @@ from typing import Any
 import anyio
 from mcp import Client, MCPError
 from pydantic import ValidationError
-from pydantic_settings import SettingsError
 
 from pytest_mcp import __version__
 from pytest_mcp.container import Container, create_container
 from pytest_mcp.domain.errors import ExecutionFailed
-from pytest_mcp.settings import Settings
+from pytest_mcp.settings import Settings, SettingsError
 
 _SETTING_FLAGS = (
     "root",

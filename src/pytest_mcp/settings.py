@@ -1,28 +1,41 @@
 """Typed settings. Precedence: CLI flags > `PYTEST_MCP_*` environment > `[tool.pytest-mcp]` in the
-project's pyproject.toml > defaults. The HTTP bearer token comes from the environment only."""
+project's pyproject.toml > defaults. The HTTP bearer token comes from the environment only.
+
+The layers are merged here, in a few lines, rather than by pydantic-settings: that package
+imports every source it supports (cloud secret stores, dotenv, its own CLI) on start-up, about
+15 ms of the 55 ms a start-up may add to a bare MCP server (ADR 0005).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import ipaddress
+import json
 import os
-import tomllib
+import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, SettingsError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 DEFAULT_TIMEOUT = 300
 FILE_TABLE = "tool.pytest-mcp"
+ENV_PREFIX = "PYTEST_MCP_"
 _NOT_FROM_FILE = {
     "auth_token": "may only come from the PYTEST_MCP_AUTH_TOKEN environment variable",
     "root": "is where this file was found; set it with --root or PYTEST_MCP_ROOT",
 }
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="PYTEST_MCP_", extra="forbid", frozen=True)
+class SettingsError(Exception):
+    """A configuration source that cannot be read: the message names the source and the key."""
+
+
+class Settings(BaseModel):
+    """Values given to the constructor (the CLI's flags) override the environment and the project file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     root: Path = Field(default_factory=Path.cwd, description="The project root pytest runs in.")
     python: Path | None = Field(None, description="The target project's interpreter; detected when not given.")
@@ -47,16 +60,19 @@ class Settings(BaseSettings):
     allowed_hosts: tuple[str, ...] = Field((), description="Host header values allowed besides loopback.")
     auth_token: SecretStr | None = Field(None, description="Bearer token the HTTP transports require.")
 
+    @model_validator(mode="before")
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return init_settings, env_settings, ProjectFileSettings(settings_cls, init_settings)
+    def _layered(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        environment = environment_values(os.environ)
+        root = data.get("root") or environment.get("root") or Path.cwd()
+        merged = {**project_file_values(Path(root)), **environment, **data}
+        # Only the *default* timeout adapts to a lower maximum; an explicit one above it is refused below.
+        if "timeout" not in merged and "max_timeout" in merged:
+            with contextlib.suppress(TypeError, ValueError):
+                merged["timeout"] = min(DEFAULT_TIMEOUT, int(merged["max_timeout"]))
+        return merged
 
     @field_validator("root")
     @classmethod
@@ -84,15 +100,6 @@ class Settings(BaseSettings):
         if value.rstrip("/") == "/healthz":
             raise ValueError("/healthz is reserved for the health check")
         return value
-
-    @model_validator(mode="before")
-    @classmethod
-    def _default_timeout_follows_a_lower_maximum(cls, data: Any) -> Any:
-        # Only the *default* adapts; an explicit timeout above the maximum is still refused below.
-        if isinstance(data, dict) and "timeout" not in data and "max_timeout" in data:
-            with contextlib.suppress(TypeError, ValueError):
-                data = {**data, "timeout": min(DEFAULT_TIMEOUT, int(data["max_timeout"]))}
-        return data
 
     @model_validator(mode="after")
     def _timeout_within_maximum(self) -> Self:
@@ -125,40 +132,49 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class ProjectFileSettings(PydanticBaseSettingsSource):
+def environment_values(environ: Mapping[str, str]) -> dict[str, Any]:
+    """`PYTEST_MCP_<FIELD>` variables, names in any case; a tuple field's value is a JSON array."""
+    values: dict[str, Any] = {}
+    for name, value in environ.items():
+        field = name[len(ENV_PREFIX) :].lower() if name.upper().startswith(ENV_PREFIX) else ""
+        if field not in Settings.model_fields:
+            continue  # other PYTEST_MCP_* variables belong to someone else (tests, CI scripts)
+        if typing.get_origin(Settings.model_fields[field].annotation) is tuple:
+            try:
+                values[field] = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise SettingsError(f'{name}: must be a JSON array, e.g. \'["a", "b"]\' ({exc})') from None
+        else:
+            values[field] = value
+    return values
+
+
+def project_file_values(root: Path) -> dict[str, Any]:
     """`[tool.pytest-mcp]` from ROOT/pyproject.toml, where ROOT comes from the CLI, the environment or cwd.
 
     Keys may use dashes or underscores. A relative `python` is relative to ROOT.
     """
+    pyproject = root.expanduser() / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    import tomllib  # only when there is a file to read: it is not free on start-up
 
-    def __init__(self, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource) -> None:
-        super().__init__(settings_cls)
-        self._init_settings = init_settings
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        root = Path(self._init_settings().get("root") or os.environ.get("PYTEST_MCP_ROOT") or Path.cwd())
-        pyproject = root.expanduser() / "pyproject.toml"
-        if not pyproject.is_file():
-            return {}
-        try:
-            document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise SettingsError(f"{pyproject}: cannot be read as TOML ({exc})") from None
-        table = document.get("tool", {}).get("pytest-mcp", {})
-        if not isinstance(table, dict):
-            raise SettingsError(f"{pyproject}: [{FILE_TABLE}] must be a table")
-        values: dict[str, Any] = {}
-        for key, value in table.items():
-            name = key.replace("-", "_")
-            if name in _NOT_FROM_FILE:
-                raise SettingsError(f"{pyproject}: [{FILE_TABLE}] {key} {_NOT_FROM_FILE[name]}")
-            if name not in Settings.model_fields:
-                known = ", ".join(sorted(n.replace("_", "-") for n in Settings.model_fields if n not in _NOT_FROM_FILE))
-                raise SettingsError(f"{pyproject}: [{FILE_TABLE}] has an unknown key {key!r}; known keys: {known}")
-            values[name] = value
-        if isinstance(values.get("python"), str) and not Path(values["python"]).expanduser().is_absolute():
-            values["python"] = str(root.expanduser().resolve() / values["python"])
-        return values
+    try:
+        document = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{pyproject}: cannot be read as TOML ({exc})") from None
+    table = document.get("tool", {}).get("pytest-mcp", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"{pyproject}: [{FILE_TABLE}] must be a table")
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name in _NOT_FROM_FILE:
+            raise SettingsError(f"{pyproject}: [{FILE_TABLE}] {key} {_NOT_FROM_FILE[name]}")
+        if name not in Settings.model_fields:
+            known = ", ".join(sorted(n.replace("_", "-") for n in Settings.model_fields if n not in _NOT_FROM_FILE))
+            raise SettingsError(f"{pyproject}: [{FILE_TABLE}] has an unknown key {key!r}; known keys: {known}")
+        values[name] = value
+    if isinstance(values.get("python"), str) and not Path(values["python"]).expanduser().is_absolute():
+        values["python"] = str(root.expanduser().resolve() / values["python"])
+    return values

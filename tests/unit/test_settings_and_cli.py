@@ -153,3 +153,43 @@ def test_the_token_has_no_command_line_flag(capsys: pytest.CaptureFixture[str]) 
         main(["--auth-token=x"])
 
     assert "unrecognized arguments: --auth-token" in capsys.readouterr().err
+
+
+def test_environment_variables_are_typed_and_matched_in_any_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_MCP_ROOT", str(tmp_path))
+    monkeypatch.setenv("pytest_mcp_max_concurrent_runs", "7")
+    monkeypatch.setenv("PYTEST_MCP_ALLOWED_HOSTS", '["tests.example.org", "10.0.0.5"]')
+    monkeypatch.setenv("PYTEST_MCP_STATELESS", "true")
+    monkeypatch.setenv("PYTEST_MCP_SOMETHING_ELSE", "belongs to someone else")
+
+    settings = Settings()
+
+    assert settings.max_concurrent_runs == 7
+    assert settings.allowed_hosts == ("tests.example.org", "10.0.0.5")
+    assert settings.stateless is True
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("PYTEST_MCP_ALLOWED_HOSTS", "tests.example.org", "PYTEST_MCP_ALLOWED_HOSTS: must be a JSON array"),
+        ("PYTEST_MCP_MAX_CONCURRENT_RUNS", "many", "max_concurrent_runs: Input should be a valid integer"),
+    ],
+)
+def test_a_bad_environment_variable_is_refused_naming_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    value: str,
+    message: str,
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tmp_path), "--print-config"])
+
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
