@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from mcp_types import CallToolResult, TextContent
 
@@ -140,6 +141,18 @@ DEFAULT_MAX_RESPONSE_BYTES = 32_000
 _KEEP_FIRST = {"error": 0, "failed": 0, "xpassed": 1, "skipped": 2, "xfailed": 2, "passed": 3}
 
 
+def _largest_count(most: int, fits: Callable[[int], bool]) -> int:
+    """The largest count in 0..most for which `fits` holds, by bisection (`fits` only ever turns false)."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def _size(result: RunResult) -> int:
     structured = result.model_dump_json(exclude_none=True)
     return len(structured.encode()) + len(render_run(result).encode())
@@ -178,14 +191,7 @@ class McpPresenter(ResultPresenter[CallToolResult]):
                 }
             )
 
-        low, high = 0, len(result.tests)  # the largest count that fits, by bisection
-        while low < high:
-            middle = (low + high + 1) // 2
-            if _size(keeping(middle)) <= self._budget:
-                low = middle
-            else:
-                high = middle - 1
-        return keeping(low)
+        return keeping(_largest_count(len(result.tests), lambda count: _size(keeping(count)) <= self._budget))
 
     def present_discovery(self, result: DiscoveryResult) -> CallToolResult:
         result = self._discovery_within_budget(result)
@@ -215,11 +221,4 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             prefix.append(prefix[-1] + len(test.model_dump_json(exclude_none=True).encode()))
         if size(len(result.tests)) <= self._budget:
             return result
-        low, high = 0, len(result.tests)  # the largest count that fits, by bisection
-        while low < high:
-            middle = (low + high + 1) // 2
-            if size(middle) <= self._budget:
-                low = middle
-            else:
-                high = middle - 1
-        return keeping(low)
+        return keeping(_largest_count(len(result.tests), lambda count: size(count) <= self._budget))
