@@ -153,8 +153,11 @@ def text_of(result: CallToolResult) -> str:
 
 
 def ours_counts(result: CallToolResult) -> dict[str, int | None]:
-    summary = (result.structured_content or {}).get("summary", {})
-    return {key: summary.get(key) for key in COUNT_KEYS}
+    """A count the answer leaves out is 0, the default its output schema states (ADR 0009)."""
+    if result.structured_content is None or "summary" not in result.structured_content:
+        return dict.fromkeys(COUNT_KEYS)
+    summary = result.structured_content["summary"]
+    return {key: summary.get(key, 0) for key in COUNT_KEYS}
 
 
 def pytest_summary_counts(text: str) -> dict[str, int | None]:

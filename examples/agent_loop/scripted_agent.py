@@ -43,9 +43,10 @@ async def fix_failing_tests(client: Client, fix: Fix, *, timeout: int = 60) -> T
     transcript = Transcript()
 
     # 1. Discover the tests; collection errors are part of the answer, not an exception.
+    #    Answers leave out fields at their default (an empty list, a zero count): read with defaults.
     discovery = await _structured(client, "discover_tests", {})
-    transcript.discovered = [test["node_id"] for test in discovery["tests"]]
-    if discovery["collection_errors"]:
+    transcript.discovered = [test["node_id"] for test in discovery.get("tests", [])]
+    if discovery.get("collection_errors"):
         error = discovery["collection_errors"][0]
         transcript.gave_up = f"cannot collect {error['node_id']}: {error['message']}"
         return transcript
@@ -58,7 +59,7 @@ async def fix_failing_tests(client: Client, fix: Fix, *, timeout: int = 60) -> T
     # 3. Read the failures: node id, message and location are all the agent needs here.
     transcript.failures = [
         Failure(test["node_id"], test.get("message") or "", test.get("location"))
-        for test in run["tests"]
+        for test in run.get("tests", [])
         if test["outcome"] in ("failed", "error")
     ]
     transcript.exit_code = run["exit_code"]

@@ -14,6 +14,7 @@ from mcp import Client, MCPError
 from mcp_types import CallToolResult
 
 from pytest_mcp.testing import FakeTestRunner, connect
+from tests.answers import complete
 from tests.contract.script import CONTRACT_ROOT, CONTRACT_SCRIPT
 
 # The real side asks pytest once per distinct call; its answers are deterministic.
@@ -50,7 +51,7 @@ class Side:
         answer = await self._answer(tool, arguments)
         assert not isinstance(answer, MCPError), f"{self.name}: expected a result, got error {answer.message}"
         assert answer.structured_content is not None
-        return answer.structured_content | {"_text": answer.content[0].text}  # type: ignore[union-attr]
+        return complete(answer.structured_content) | {"_text": answer.content[0].text}  # type: ignore[union-attr]
 
     async def error(self, tool: str, arguments: dict[str, Any]) -> MCPError:
         answer = await self._answer(tool, arguments)

@@ -20,6 +20,7 @@ SUMMARY = {
     "xpassed": 1,
     "errors": 2,
     "deselected": 0,
+    "warnings": 0,
     "subtests_passed": 0,
     "subtests_failed": 0,
     "subtests_skipped": 0,
@@ -68,7 +69,7 @@ async def test_failures_carry_a_traceback_ending_in_the_exception_and_their_capt
         assert re.fullmatch(rf"{re.escape(OUTCOMES)}:\d+: (AssertionError|RuntimeError|ValueError)", last), last
         assert f"E       {test['message']}" in test["traceback"]
     assert failing[f"{OUTCOMES}::test_prints_then_fails"]["stdout"] == "hello from the test\n"
-    assert all("traceback" not in t for t in result["tests"] if t["outcome"] not in ("failed", "error"))
+    assert all(t["traceback"] is None for t in result["tests"] if t["outcome"] not in ("failed", "error"))
 
 
 async def test_detail_all_lists_every_report_including_a_pass_before_a_teardown_error(side: Side) -> None:
@@ -101,7 +102,7 @@ async def test_show_capture_off_drops_captured_output(side: Side) -> None:
         "execute_tests", {"node_ids": [f"{OUTCOMES}::test_prints_then_fails"], "show_capture": False}
     )
 
-    assert [("stdout" in t, t["outcome"]) for t in result["tests"]] == [(False, "failed")]
+    assert [(t["stdout"], t["outcome"]) for t in result["tests"]] == [(None, "failed")]
     assert result["command"][1:] == [
         "-m",
         "pytest",
@@ -138,8 +139,17 @@ async def test_maxfail_stops_after_that_many_failures_and_says_so(side: Side) ->
     assert result["command"][1:] == ["-m", "pytest", "--color=no", "--maxfail=1", "--"]
 
 
-async def test_a_passing_run_exits_0_with_pytests_progress_and_summary_lines(side: Side) -> None:
+async def test_a_passing_run_is_answered_with_its_exit_code_and_counts_only(side: Side) -> None:
     result = await side.result("execute_tests", {"node_ids": ["tests/sub", SELECTION]})
+
+    assert result["exit_code"] == 0
+    assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {"total": 8, "passed": 8}
+    assert (result["tests"], result["command"], result["text_output"]) == ([], [], "")
+    assert result["_text"] == f"8 passed in {result['summary']['duration']:.2f}s (exit code 0)"
+
+
+async def test_a_passing_run_with_detail_all_keeps_pytests_progress_and_summary_lines(side: Side) -> None:
+    result = await side.result("execute_tests", {"node_ids": ["tests/sub", SELECTION], "detail": "all"})
 
     assert result["exit_code"] == 0
     assert without_duration(result["summary"]) == {
@@ -198,7 +208,7 @@ async def test_the_failure_sections_are_titled_as_pytest_titles_them(side: Side)
 
 
 async def test_nothing_selected_exits_5_and_counts_the_deselected(side: Side) -> None:
-    result = await side.result("execute_tests", {"keywords": "nothing_matches_this"})
+    result = await side.result("execute_tests", {"keywords": "nothing_matches_this", "detail": "all"})
 
     assert result["exit_code"] == 5
     assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {"deselected": 17}
@@ -229,6 +239,6 @@ PROGRESS = f"{'.......':<73}[100%]"
 
 @pytest.mark.parametrize(("verbosity", "lines"), [(-1, [PROGRESS, "7 passed in Ns"]), (-2, [PROGRESS])])
 async def test_quiet_runs_print_no_header_and_a_bare_summary_line(side: Side, verbosity: int, lines: list[str]) -> None:
-    result = await side.result("execute_tests", {"node_ids": [SELECTION], "verbosity": verbosity})
+    result = await side.result("execute_tests", {"node_ids": [SELECTION], "verbosity": verbosity, "detail": "all"})
 
     assert [normalized(line) for line in result["text_output"].splitlines()] == lines

@@ -19,6 +19,8 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.answers import complete
+
 MARKER_ENV = "PYTEST_MCP_E2E_MARKER"
 
 # How long a process that should be killed may take to disappear.
@@ -193,6 +195,8 @@ _SUMMARY_WORDS = {
     "deselected": "deselected",
     "xfailed": "xfailed",
     "xpassed": "xpassed",
+    "warning": "warnings",
+    "warnings": "warnings",
     "error": "errors",
     "errors": "errors",
 }
@@ -216,8 +220,6 @@ def pytest_oracle(root: Path, *args: str, plugins: bool = False) -> tuple[str, d
     counts: dict[str, int] = {}
     for part in match["counts"].split(", "):
         number, word = part.split(" ", 1)
-        if word in ("warning", "warnings"):
-            continue
         counts[_SUMMARY_WORDS[word]] = int(number)
     return match["counts"], counts
 
@@ -225,7 +227,7 @@ def pytest_oracle(root: Path, *args: str, plugins: bool = False) -> tuple[str, d
 def structured(result: Any) -> dict[str, Any]:
     assert not result.is_error, f"tool call failed: {result.content}"
     assert isinstance(result.structured_content, dict), "the result carries no structured content"
-    return result.structured_content
+    return complete(result.structured_content)
 
 
 def text_of(result: Any) -> str:

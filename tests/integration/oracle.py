@@ -19,7 +19,7 @@ from pathlib import Path
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
 
 SUBTEST_KEYS = ("subtests_passed", "subtests_failed", "subtests_skipped")
-COUNT_KEYS = ("passed", "failed", "skipped", "xfailed", "xpassed", "errors", "deselected", *SUBTEST_KEYS)
+COUNT_KEYS = ("passed", "failed", "skipped", "xfailed", "xpassed", "errors", "deselected", "warnings", *SUBTEST_KEYS)
 
 # pytest's word for each count, as it appears in the summary line.
 _WORDS = {
@@ -31,12 +31,14 @@ _WORDS = {
     "error": "errors",
     "errors": "errors",
     "deselected": "deselected",
+    "warning": "warnings",
+    "warnings": "warnings",
     "subtests passed": "subtests_passed",
     "subtests failed": "subtests_failed",
     "subtests skipped": "subtests_skipped",
 }
 # Words that may appear in the summary line but are not test counts.
-_IGNORED_WORDS = {"warning", "warnings", "rerun", "reruns"}
+_IGNORED_WORDS = {"rerun", "reruns"}
 
 # A count is one word, or two for pytest's "N subtests passed" (never pluralised differently).
 _PART = r"(?:no tests ran|\d+ (?:subtests )?\w+)"
@@ -95,12 +97,11 @@ def parse_summary_line(output: str) -> dict[str, int] | None:
 
 
 def summary_words(output: str) -> list[str] | None:
-    """The parts of pytest's final summary line as printed, warnings left out: `["1 failed", "2 passed"]`."""
+    """The parts of pytest's final summary line as printed: `["1 failed", "2 passed", "1 warning"]`."""
     for line in reversed(output.splitlines()):
         match = _SUMMARY_LINE.match(line.strip())
         if match:
-            parts = match["parts"].split(", ")
-            return [part for part in parts if part.split(" ", 1)[-1] not in ("warning", "warnings")]
+            return list(match["parts"].split(", "))
     return None
 
 

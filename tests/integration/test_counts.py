@@ -106,7 +106,7 @@ def test_oracle_reads_every_count_from_pytest_summary_lines():
     line = "==== 3 failed, 2 passed, 2 skipped, 1 xfailed, 1 xpassed, 1 warning, 2 errors, 4 deselected in 0.58s ===="
     assert parse_summary_line(f"noise\n{line}\n") == {
         "passed": 2, "failed": 3, "skipped": 2, "xfailed": 1, "xpassed": 1, "errors": 2, "deselected": 4,
-        "subtests_passed": 0, "subtests_failed": 0, "subtests_skipped": 0,
+        "warnings": 1, "subtests_passed": 0, "subtests_failed": 0, "subtests_skipped": 0,
     }  # fmt: skip
     line = "2 failed, 1 passed, 1 skipped, 1 subtests passed, 3 subtests failed, 1 subtests skipped in 0.02s"
     assert parse_summary_line(line) == dict.fromkeys(COUNT_KEYS, 0) | {

@@ -46,6 +46,7 @@ async def test_each_outcome_is_reported_with_the_outcome_and_phase_pytest_gives_
         ("test_passes_then_teardown_errors", "passed"): "call",
         ("test_passes_then_teardown_errors", "error"): "teardown",
         ("test_prints_then_fails", "failed"): "call",
+        ("test_passes_with_a_warning", "passed"): "call",
     }
     got = {}
     for test in outcomes_report.tests:
@@ -60,8 +61,9 @@ async def test_a_test_passing_then_failing_teardown_is_one_pass_and_one_error(ou
     error = only(reports, "error")
     assert "teardown exploded" in f"{error.message}\n{error.traceback}"
     assert outcomes_report.summary is not None
-    assert outcomes_report.summary.passed == 2
+    assert outcomes_report.summary.passed == 3
     assert outcomes_report.summary.errors == 2
+    assert outcomes_report.summary.warnings == 1
 
 
 async def test_setup_error_carries_the_fixture_exception(outcomes_report):
@@ -115,6 +117,6 @@ async def test_passed_reports_are_left_out_unless_asked_for(python, make_runner)
     report = await run(make_runner(python, root), RunSpec(include_passed=False, timeout=60))
 
     assert report.summary is not None
-    assert report.summary.passed == 2
+    assert report.summary.passed == 3
     assert all(test.outcome != "passed" for test in report.tests)
     assert {test.outcome for test in report.tests} == {"failed", "error", "skipped", "xfailed", "xpassed"}

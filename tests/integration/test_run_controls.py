@@ -14,6 +14,7 @@ from oracle import pytest_says
 
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
+from tests.answers import complete
 
 pytestmark = pytest.mark.anyio
 
@@ -71,7 +72,7 @@ async def call(root: Path, python: Path, arguments: dict[str, Any]) -> dict[str,
     async with Client(container.tool_server().server) as client:
         result = await client.call_tool("execute_tests", arguments)
     assert result.structured_content is not None
-    return result.structured_content
+    return complete(result.structured_content)
 
 
 def counts(summary: dict[str, Any]) -> dict[str, int]:

@@ -180,28 +180,49 @@ async def test_crash_message_names_the_test_faulthandler_saw(policy: RequestPoli
     )
 
 
-@pytest.mark.parametrize(("exit_code", "failed", "limit"), [(0, 0, 40), (1, 1, 120)])
-async def test_text_output_keeps_a_short_tail_when_all_passed_and_a_longer_one_otherwise(
-    tmp_path: Any, exit_code: int, failed: int, limit: int
-) -> None:
-    from pytest_mcp.domain.models import Summary
+def long_run(exit_code: int, *, failed: int = 0, collection_errors: int = 0) -> RunReport:
+    from pytest_mcp.domain.models import CollectionError, Summary
 
-    policy = RequestPolicy(root=tmp_path, text_output_chars=120, text_output_chars_when_passing=40)
-    long_output = "\n".join(f"line {i}" for i in range(1000))
-    report = RunReport(
+    return RunReport(
         termination=Termination(kind="exited", exit_code=exit_code),
-        command=("py",),
+        command=("py", "-m", "pytest"),
         duration=0.0,
         summary=Summary(total=1, passed=1 - failed, failed=failed),
-        stdout=long_output,
+        stdout="\n".join(f"line {i}" for i in range(1000)),
+        collection_errors=tuple(CollectionError(node_id="t.py", message="E") for _ in range(collection_errors)),
     )
 
-    result = await run(ScriptedEnding(report), policy)
 
+@pytest.mark.parametrize(
+    ("report", "detail", "limit"),
+    [
+        (long_run(0), "all", 40),  # a clean run keeps a short tail when everything is asked for
+        (long_run(1, failed=1), "failures", 120),
+        (long_run(1, failed=1), "summary", 120),
+        (long_run(0, collection_errors=1), "failures", 120),  # not clean: a file was not collected
+    ],
+)
+async def test_text_output_keeps_a_short_tail_when_clean_and_a_longer_one_otherwise(
+    tmp_path: Any, report: RunReport, detail: str, limit: int
+) -> None:
+    policy = RequestPolicy(root=tmp_path, text_output_chars=120, text_output_chars_when_passing=40)
+
+    result = await run(ScriptedEnding(report), policy, detail=detail)
+
+    assert result.command == ("py", "-m", "pytest")
     assert result.text_output.endswith("line 999")
     assert "characters cut" in result.text_output
     kept = result.text_output.split("...]\n", 1)[1]
     assert limit - 10 < len(kept) <= limit
+
+
+@pytest.mark.parametrize("exit_code", [0, 5])
+@pytest.mark.parametrize("detail", ["failures", "summary"])
+async def test_a_clean_run_is_answered_with_counts_only(tmp_path: Any, exit_code: int, detail: str) -> None:
+    result = await run(ScriptedEnding(long_run(exit_code)), RequestPolicy(root=tmp_path), detail=detail)
+
+    assert (result.exit_code, result.summary.passed) == (exit_code, 1)
+    assert (result.command, result.text_output) == ((), "")
 
 
 FAILURE_SECTIONS = "\n".join(f"E   assertion detail {i}" for i in range(200))

@@ -34,6 +34,8 @@ def test_the_summary_line_uses_pytests_order_and_words() -> None:
     assert summary_line(a_result().summary) == "1 failed, 2 passed, 1 skipped, 3 deselected, 1 error in 0.50s"
     assert summary_line(Summary(errors=2, duration=0.0)) == "2 errors in 0.00s"
     assert summary_line(Summary()) == "no tests ran in 0.00s"
+    assert summary_line(Summary(passed=3, warnings=1, errors=1)) == "3 passed, 1 warning, 1 error in 0.00s"
+    assert summary_line(Summary(passed=3, warnings=2)) == "3 passed, 2 warnings in 0.00s"
 
 
 def test_the_text_block_is_a_compact_reading_not_a_copy_of_the_json() -> None:
@@ -61,6 +63,32 @@ def test_structured_content_omits_empty_fields_but_keeps_every_test() -> None:
         "tests/test_a.py::test_sk",
     ]
     assert "stderr" not in structured["tests"][0]
+    assert structured["summary"] == {
+        "total": 4, "passed": 2, "failed": 1, "skipped": 1, "errors": 1, "deselected": 3, "duration": 0.5,
+    }  # fmt: skip
+    assert "omitted_tests" not in structured
+    assert "collection_errors" not in structured
+
+
+def test_structured_content_validates_against_the_output_schema_and_its_defaults_restore_every_field() -> None:
+    import jsonschema
+
+    for result in (a_result(), RunResult(exit_code=0, summary=Summary(total=9, passed=9, duration=0.1))):
+        structured = McpPresenter().present_run(result).structured_content
+        jsonschema.validate(structured, RunResult.model_json_schema())
+        assert RunResult.model_validate(structured) == result
+
+
+def test_an_all_pass_answer_is_its_exit_code_and_counts() -> None:
+    result = RunResult(exit_code=0, summary=Summary(total=2000, passed=2000, duration=1.25))
+    presented = McpPresenter().present_run(result)
+
+    assert presented.structured_content == {
+        "exit_code": 0,
+        "summary": {"total": 2000, "passed": 2000, "duration": 1.25},
+    }
+    assert presented.content[0].text == "2000 passed in 1.25s (exit code 0)"  # type: ignore[union-attr]
+    assert _wire_bytes(presented) < 120
 
 
 def test_each_failing_subtest_says_which_subtest_it_is() -> None:
@@ -176,5 +204,5 @@ def test_a_collection_that_fits_is_listed_whole() -> None:
     structured = presented.structured_content or {}
 
     assert len(structured["tests"]) == 120
-    assert structured["omitted_tests"] == 0
+    assert "omitted_tests" not in structured  # 0, its default
     assert "left out" not in presented.content[0].text  # type: ignore[union-attr]

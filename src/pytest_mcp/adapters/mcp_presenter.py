@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel
 
 from pytest_mcp.domain.models import CoverageReport, DiscoveryResult, ReportedTest, RunResult, Summary
 from pytest_mcp.ports.presenter import ResultPresenter
@@ -24,6 +25,7 @@ def summary_line(summary: Summary) -> str:
         (summary.deselected, "deselected"),
         (summary.xfailed, "xfailed"),
         (summary.xpassed, "xpassed"),
+        (summary.warnings, "warning" if summary.warnings == 1 else "warnings"),
         (summary.errors, "error" if summary.errors == 1 else "errors"),
         # pytest never pluralises these: `1 subtests passed`.
         (summary.subtests_passed, "subtests passed"),
@@ -153,13 +155,18 @@ def _largest_count(most: int, fits: Callable[[int], bool]) -> int:
     return low
 
 
+def _json_bytes(value: BaseModel) -> int:
+    return len(value.model_dump_json(exclude_defaults=True).encode())
+
+
 def _size(result: RunResult) -> int:
-    structured = result.model_dump_json(exclude_none=True)
-    return len(structured.encode()) + len(render_run(result).encode())
+    return _json_bytes(result) + len(render_run(result).encode())
 
 
 class McpPresenter(ResultPresenter[CallToolResult]):
-    """Structured content carries every field; the text block is a reading aid, not a copy.
+    """Structured content carries every field that is not at its default (a missing count is 0,
+    as in pytest's summary line; the output schema states each default); the text block is a
+    reading aid, not a copy.
 
     Budget: the whole answer (structured content plus text) stays within `max_response_bytes`.
     When the test reports do not fit, reports are left out (passes first, then skips and
@@ -174,7 +181,7 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         result = self._within_budget(result)
         return CallToolResult(
             content=[TextContent(type="text", text=render_run(result))],
-            structured_content=result.model_dump(mode="json", exclude_none=True),
+            structured_content=result.model_dump(mode="json", exclude_defaults=True),
         )
 
     def _within_budget(self, result: RunResult) -> RunResult:
@@ -197,7 +204,7 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         result = self._discovery_within_budget(result)
         return CallToolResult(
             content=[TextContent(type="text", text=render_discovery(result))],
-            structured_content=result.model_dump(mode="json", exclude_none=True),
+            structured_content=result.model_dump(mode="json", exclude_defaults=True),
         )
 
     def _discovery_within_budget(self, result: DiscoveryResult) -> DiscoveryResult:
@@ -211,14 +218,15 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             return result.model_copy(update={"tests": result.tests[:count], "omitted_tests": len(result.tests) - count})
 
         def size(count: int) -> int:
-            # The JSON of the result without tests, plus each kept test and a comma between two.
-            items = prefix[count] + max(count - 1, 0)
+            # The JSON of the result without tests (which leaves the empty list out), plus the list:
+            # `,"tests":[]`, each kept test and a comma between two.
+            items = prefix[count] + max(count - 1, 0) + (len(',"tests":[]') if count else 0)
             return empty + items + len(render_discovery(keeping(count)).encode())
 
-        empty = len(keeping(0).model_dump_json(exclude_none=True).encode())
+        empty = _json_bytes(keeping(0))
         prefix = [0]
         for test in result.tests:
-            prefix.append(prefix[-1] + len(test.model_dump_json(exclude_none=True).encode()))
+            prefix.append(prefix[-1] + _json_bytes(test))
         if size(len(result.tests)) <= self._budget:
             return result
         return keeping(_largest_count(len(result.tests), lambda count: size(count) <= self._budget))

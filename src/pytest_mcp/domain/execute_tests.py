@@ -31,11 +31,14 @@ class ExecuteTests(Generic[T]):
       session raise ExecutionFailed: there is no result to trust.
     - `detail` decides which reports are listed: none ('summary'), non-passing ('failures',
       the default), or every report ('all'). Counts are always complete.
-    - `text_output` keeps only the tail of pytest's terminal output, up to the policy's limit;
-      when nothing failed, only a short tail (the summary line), so an all-pass answer has the
-      same size whatever the number of tests. When failures are listed in `tests` and the
-      output must be cut, the cut falls at pytest's short test summary: the failure sections
-      above it would only repeat what `tests` holds in full.
+    - A clean run (exit code 0 or 5, no collection errors) is answered with its exit code and
+      counts (and any listed reports): no `text_output` and no `command`, so an all-pass answer
+      has the same small size whatever the number of tests. `detail='all'` keeps both, with a
+      short output tail.
+    - Otherwise `text_output` keeps the tail of pytest's terminal output, up to the policy's
+      limit. When failures are listed in `tests` and the output must be cut, the cut falls at
+      pytest's short test summary: the failure sections above it would only repeat what `tests`
+      holds in full.
     - `last_failed`/`failed_first` use pytest's own cache; the server keeps no state.
     - `workers` needs pytest-xdist and `coverage` needs pytest-cov in the target environment;
       when one is missing the request is invalid (the field is named), not the run.
@@ -98,15 +101,23 @@ class ExecuteTests(Generic[T]):
             tests = tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in tests)
 
         clean = exit_code in (0, 5) and not report.collection_errors
-        limit = self._policy.text_output_chars_when_passing if clean else self._policy.text_output_chars
         failures_listed = not clean and request.detail != "summary"
+        # A clean run's counts say all there is: no output to read, no command to reproduce.
+        evidence = not clean or request.detail == "all"
+        limit = self._policy.text_output_chars_when_passing if clean else self._policy.text_output_chars
+        command = report.command if evidence else ()
+        text_output = (
+            keep_tail(report.stdout, limit, from_line_with=_SHORT_SUMMARY if failures_listed else None)
+            if evidence
+            else ""
+        )
         result = RunResult(
             exit_code=exit_code,
             summary=summary,
             tests=tests,
             collection_errors=report.collection_errors,
-            command=report.command,
-            text_output=keep_tail(report.stdout, limit, from_line_with=_SHORT_SUMMARY if failures_listed else None),
+            command=command,
+            text_output=text_output,
             coverage=self._worst_files_first(report.coverage),
         )
         return self._presenter.present_run(result)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 Outcome = Literal["passed", "failed", "skipped", "xfailed", "xpassed", "error"]
 Phase = Literal["setup", "call", "teardown"]
 Detail = Literal["summary", "failures", "all"]
+# Durations are kept to the millisecond: finer digits are timing noise, and cost bytes in every report.
+Seconds = Annotated[float, AfterValidator(lambda seconds: round(seconds, 3))]
 
 
 class _Value(BaseModel):
@@ -38,10 +40,11 @@ class Summary(_Value):
     xpassed: int = 0
     errors: int = 0
     deselected: int = 0
+    warnings: int = Field(0, description="pytest's `N warnings`: warnings recorded during the run.")
     subtests_passed: int = Field(0, description="pytest's `N subtests passed`; 0 when the line leaves it out.")
     subtests_failed: int = Field(0, description="pytest's `N subtests failed`; 0 when the line leaves it out.")
     subtests_skipped: int = Field(0, description="pytest's `N subtests skipped`; 0 when the line leaves it out.")
-    duration: float = Field(0.0, description="Seconds pytest spent in the session.")
+    duration: Seconds = Field(0.0, description="Seconds pytest spent in the session, to the millisecond.")
 
     @classmethod
     def from_counts(cls, counts: Mapping[str, int], *, total: int, duration: float) -> Summary:
@@ -55,6 +58,7 @@ class Summary(_Value):
             xpassed=counts.get("xpassed", 0),
             errors=counts.get("error", 0),
             deselected=counts.get("deselected", 0),
+            warnings=counts.get("warnings", 0),
             subtests_passed=counts.get("subtests passed", 0),
             subtests_failed=counts.get("subtests failed", 0),
             subtests_skipped=counts.get("subtests skipped", 0),
@@ -71,7 +75,7 @@ class ReportedTest(_Value):
     location: str | None = Field(None, description="file:line of the test function, relative to the root.")
     message: str | None = None
     traceback: str | None = None
-    duration: float = 0.0
+    duration: Seconds = Field(0.0, description="Seconds this phase took, to the millisecond; 0 when under 0.5 ms.")
     stdout: str | None = Field(None, description="Captured stdout, when show_capture is on.")
     stderr: str | None = Field(None, description="Captured stderr, when show_capture is on.")
 
@@ -96,7 +100,11 @@ class CollectedTest(_Value):
 
 
 class RunResult(_Value):
-    """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5)."""
+    """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5).
+
+    Fields at their default (a zero count, an empty list or text, null) are left out of the
+    answer: a missing count is 0, as in pytest's own summary line.
+    """
 
     exit_code: int = Field(description="0: all passed, 1: some failed, 5: no tests collected.")
     summary: Summary
@@ -104,8 +112,12 @@ class RunResult(_Value):
         (), description="Non-passing reports by default; every report with detail='all'; none with 'summary'."
     )
     collection_errors: tuple[CollectionError, ...] = ()
-    command: tuple[str, ...] = Field(description="The argv that ran.")
-    text_output: str = Field("", description="The tail of pytest's terminal output, trimmed.")
+    command: tuple[str, ...] = Field(
+        (), description="The argv that ran; left out of a clean run's answer unless detail='all'."
+    )
+    text_output: str = Field(
+        "", description="The tail of pytest's terminal output; left out of a clean run's answer unless detail='all'."
+    )
     omitted_tests: int = Field(
         0, description="Test reports left out of `tests` to keep the response within its size budget."
     )

@@ -159,7 +159,9 @@ class ExecuteTestsRequest(_Request):
     show_capture: bool = Field(True, description="Include captured stdout/stderr of failing tests.")
     timeout: int | None = Field(None, ge=1, description="Seconds before the run is stopped.")
     detail: Detail = Field(
-        "failures", description="'summary': counts only; 'failures': non-passing tests; 'all': every test."
+        "failures",
+        description="'summary': counts only; 'failures': non-passing tests; 'all': every test, and the command and "
+        "output tail even when the run was clean.",
     )
     last_failed: bool = Field(False, description="Run only the tests that failed last time (pytest's cache, --lf).")
     failed_first: bool = Field(False, description="Run last time's failures first, then the rest (--ff).")

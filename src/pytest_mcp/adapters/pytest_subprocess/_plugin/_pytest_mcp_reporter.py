@@ -19,6 +19,7 @@ CAPTURE_LIMIT = 1000
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
 # The terminal's own words for subtests (pytest >= 9 built in, or the pytest-subtests plugin).
 SUBTEST_WORDS = ("subtests passed", "subtests failed", "subtests skipped")
+COUNTED = OUTCOMES + ("deselected", "warnings") + SUBTEST_WORDS
 
 
 def pytest_addoption(parser):
@@ -121,12 +122,23 @@ class Reporter:
         self.file.write(json.dumps(event) + "\n")
 
     def close(self):
-        # Written last, after pytest rendered its report, so `duration` spans what pytest's own
-        # summary line reports. No summary at all means the session never finished.
+        # Written last, after pytest printed its summary line: `duration` spans what that line
+        # reports, and the counts are the statistics it was printed from, including warnings
+        # recorded by other plugins' sessionfinish hooks. No summary means the session never finished.
         if self.finished is not None:
+            self.finished["counts"] = self._counts()
             self.finished["duration"] = round(time.perf_counter() - self.started, 6)
             self.emit(self.finished)
         self.file.close()
+
+    def _counts(self):
+        counts = dict.fromkeys(COUNTED, 0)
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(terminal, "stats", {}) if terminal is not None else {}
+        for key, reports in stats.items():
+            if key in counts:
+                counts[key] = sum(1 for r in reports if getattr(r, "count_towards_summary", True))
+        return counts
 
     def pytest_sessionstart(self, session):
         self.started = time.perf_counter()
@@ -259,13 +271,7 @@ class Reporter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        counts = dict.fromkeys(OUTCOMES + ("deselected",) + SUBTEST_WORDS, 0)
-        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-        stats = getattr(terminal, "stats", {}) if terminal is not None else {}
-        for key, reports in stats.items():
-            if key in counts:
-                counts[key] = sum(1 for r in reports if getattr(r, "count_towards_summary", True))
-        self.finished = {"e": "summary", "exit_code": int(exitstatus), "total": self.items, "counts": counts}
+        self.finished = {"e": "summary", "exit_code": int(exitstatus), "total": self.items}
 
 
 def pytest_configure(config):
