@@ -7,16 +7,18 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import Client, MCPError
 from pydantic import ValidationError
 
 from pytest_mcp import __version__
-from pytest_mcp.container import Container, create_container
 from pytest_mcp.domain.errors import ExecutionFailed
 from pytest_mcp.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from pytest_mcp.container import Container
 
 _SETTING_FLAGS = (
     "root",
@@ -183,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if getattr(args, "print_config", False):
         print(json.dumps(settings.for_display(), indent=2))
         sys.exit(0)
+    _import_structlog_without_rich()
+    from pytest_mcp.container import create_container  # after structlog: it imports every adapter
+
     container = create_container(settings)
     if args.command == "call":
         try:
@@ -195,6 +200,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command == "record":
         sys.exit(_record(container, Path(args.out)))
     sys.exit(_serve(container))
+
+
+def _import_structlog_without_rich() -> None:
+    """Import structlog in this process without letting it import rich (about 35 ms of start-up).
+
+    structlog imports rich, when it is installed, for the pretty tracebacks of its console
+    renderer. Ours never uses them: `format_exc_info` renders exceptions to plain text before
+    the renderer runs, with colours off. Only the `pytest-mcp` process does this; in-process
+    users (`pytest_mcp.testing`) import structlog as they always would.
+    """
+    if "structlog" in sys.modules or "rich" in sys.modules:
+        return
+    sys.modules["rich"] = None  # type: ignore[assignment]  # `import rich` raises ImportError
+    try:
+        import structlog  # noqa: F401
+    finally:
+        del sys.modules["rich"]
 
 
 def _serve(container: Container) -> int:
