@@ -13,7 +13,7 @@ from pytest_mcp.adapters.mcp_environment_presenter import McpEnvironmentPresente
 from pytest_mcp.adapters.mcp_presenter import McpPresenter
 from pytest_mcp.adapters.mcp_server import McpToolServer
 from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
-from pytest_mcp.adapters.pytest_subprocess.interpreter import detect_interpreter
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
 from pytest_mcp.adapters.stdio_transport import StdioTransport
 from pytest_mcp.adapters.structlog_logging import configure_logging
@@ -88,13 +88,13 @@ class Container(containers.DeclarativeContainer):
         RequestPolicy, root=config.root, default_timeout=config.timeout, max_timeout=config.max_timeout
     )
 
-    # Detected once, when the first provider that needs it is built (at start-up): see ADR 0008.
-    interpreter = providers.Singleton(detect_interpreter, root=config.root, explicit=config.python)
+    # Detected once, in the background from start-up on; the first call waits for it (ADR 0008).
+    interpreter = providers.Singleton(TargetInterpreter, root=config.root, explicit=config.python)
     resource_limits = providers.Singleton(
         ResourceLimits, address_space_mb=config.rlimit_as_mb, cpu_seconds=config.rlimit_cpu_seconds
     )
     subprocess_runner = providers.Singleton(
-        SubprocessPytestRunner, python=interpreter.provided.path, root=config.root, resource_limits=resource_limits
+        SubprocessPytestRunner, interpreter=interpreter, root=config.root, resource_limits=resource_limits
     )
     fake_runner = providers.Singleton(_fake_runner)
     runner = providers.Singleton(

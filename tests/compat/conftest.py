@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -110,4 +111,4 @@ def anyio_backend() -> str:
 
 
 def runner_for(target: Target, root: Path) -> SubprocessPytestRunner:
-    return SubprocessPytestRunner(python=target.python, root=root)
+    return SubprocessPytestRunner(TargetInterpreter.given(target.python), root=root)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,6 +66,6 @@ def make_runner() -> Callable[[Path, Path], object]:
     """Build the runner under test."""
 
     def make(python: Path, root: Path) -> SubprocessPytestRunner:
-        return SubprocessPytestRunner(python=python, root=root)
+        return SubprocessPytestRunner(TargetInterpreter.given(python), root=root)
 
     return make

@@ -86,8 +86,9 @@ async def check(root: Path, python: Path | None = None) -> dict[str, Any]:
     result = await container.check_environment().execute(CheckEnvironmentRequest())
     assert result.structured_content is not None
     structured: dict[str, Any] = result.structured_content
-    # The runner is wired with the interpreter the check reports on.
-    assert str(container.subprocess_runner().python) == structured["interpreter"]["path"]
+    # The runner is wired with the interpreter the check reports on: one detection, shared.
+    assert str((await container.interpreter().choice()).path) == structured["interpreter"]["path"]
+    assert container.subprocess_runner()._interpreter is container.interpreter()
     structured["text"] = result.content[0].text  # type: ignore[union-attr]
     return structured
 

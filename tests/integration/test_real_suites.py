@@ -21,6 +21,7 @@ from oracle import COUNT_KEYS, PytestOutcome, pytest_collect, pytest_says, pytes
 from support import alongside, collect, run
 
 from pytest_mcp.adapters.mcp_presenter import summary_line
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec
 
@@ -78,7 +79,7 @@ _OBSERVED: dict[str, tuple[PytestOutcome, RunReport]] = {}
 async def observe(suite: RealSuite) -> tuple[PytestOutcome, RunReport]:
     if suite.name not in _OBSERVED:
         args = [*_VERBOSITY_FLAGS[suite.spec.verbosity], *run_args(suite.spec)]
-        runner = SubprocessPytestRunner(python=suite.python, root=suite.root)
+        runner = SubprocessPytestRunner(TargetInterpreter.given(suite.python), root=suite.root)
         _OBSERVED[suite.name] = await alongside(
             lambda: pytest_says(suite.python, suite.root, args, timeout=_TIMEOUT), run(runner, suite.spec)
         )
@@ -151,7 +152,7 @@ async def test_discovery_lists_exactly_pytests_node_ids_and_they_run_back(real_s
     """2,000+ real ids with quotes, spaces, brackets and `@#(` in them, compared one by one."""
     suite = real_suites["packaging"]
     spec = CollectSpec(path="tests/test_markers.py", timeout=_TIMEOUT)
-    runner = SubprocessPytestRunner(python=suite.python, root=suite.root)
+    runner = SubprocessPytestRunner(TargetInterpreter.given(suite.python), root=suite.root)
     expected, found = await alongside(lambda: pytest_collect(suite.python, suite.root, spec), collect(runner, spec))
 
     ids = [test.node_id for test in found.tests]

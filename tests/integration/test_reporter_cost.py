@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from support import run
 
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 from pytest_mcp.domain.runs import RunSpec
 
@@ -67,7 +68,7 @@ async def test_plain_passes_cost_the_reporter_no_status_hook_call(main_python: P
     assert raw.returncode == 1, raw.stdout
     pytest_alone = status_calls(counting_project)
 
-    report = await run(SubprocessPytestRunner(python=main_python, root=counting_project), RunSpec())
+    report = await run(SubprocessPytestRunner(TargetInterpreter.given(main_python), root=counting_project), RunSpec())
 
     assert report.summary is not None
     assert (report.summary.passed, report.summary.failed, report.summary.xpassed) == (20, 1, 1)

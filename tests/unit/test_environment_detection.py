@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
-from pytest_mcp.adapters.pytest_subprocess.interpreter import detect_interpreter, poetry_env_name
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter, detect_interpreter, poetry_env_name
 from pytest_mcp.domain.models import InterpreterChoice
 
 SERVER = Path("/opt/server/bin/python")
@@ -324,3 +327,58 @@ def test_unreadable_project_files_do_not_stop_detection(root: Path, environ: dic
     (root / "poetry.toml").write_bytes(b"\xff\xfe")
 
     assert detect(root, environ).rule == "server"
+
+
+def slow_detection(seconds: float, choice: InterpreterChoice | Exception) -> Any:
+    def detect(root: Path, explicit: Path | None) -> InterpreterChoice:
+        time.sleep(seconds)
+        if isinstance(choice, Exception):
+            raise choice
+        return choice
+
+    return detect
+
+
+PATH_CHOICE = InterpreterChoice(path=Path("/usr/bin/python3"), rule="path", reason="python3 on PATH")
+
+
+@pytest.mark.anyio
+async def test_detection_runs_in_the_background_and_the_first_call_waits_for_it(root: Path) -> None:
+    started = time.perf_counter()
+    interpreter = TargetInterpreter(root, detect=slow_detection(0.5, PATH_CHOICE))
+    built_in = time.perf_counter() - started
+
+    assert built_in < 0.1, "building the container must not wait for detection"
+    assert await interpreter.choice() == PATH_CHOICE
+    assert time.perf_counter() - started >= 0.5
+    assert await interpreter.choice() == PATH_CHOICE  # detected once
+
+
+@pytest.mark.anyio
+async def test_a_detection_that_failed_fails_the_call_that_needs_it(root: Path) -> None:
+    interpreter = TargetInterpreter(root, detect=slow_detection(0.1, RuntimeError("rule crashed")))
+
+    with pytest.raises(RuntimeError, match="rule crashed"):
+        await interpreter.choice()
+
+
+@pytest.mark.anyio
+async def test_waiting_for_detection_can_be_cancelled(root: Path) -> None:
+    interpreter = TargetInterpreter(root, detect=slow_detection(3.0, PATH_CHOICE))
+    started = time.perf_counter()
+
+    with anyio.move_on_after(0.2):
+        await interpreter.choice()
+
+    assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.anyio
+async def test_an_explicit_interpreter_needs_no_detection(root: Path) -> None:
+    def never(root: Path, explicit: Path | None) -> InterpreterChoice:
+        raise AssertionError("detection ran although --python was given")
+
+    choice = await TargetInterpreter(root, Path("/srv/env/bin/python"), detect=never).choice()
+
+    assert (choice.path, choice.rule) == (Path("/srv/env/bin/python"), "explicit")
+    assert (await TargetInterpreter.given(Path("/x/python")).choice()).rule == "explicit"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
@@ -46,9 +48,12 @@ SERVE_UNTIL_READY = textwrap.dedent(
 )
 
 
-def _serve_until_ready(*args: str, cwd: Path) -> tuple[str, set[str]]:
+def _serve_until_ready(*args: str, cwd: Path, path: str | None = None) -> tuple[str, set[str]]:
     """The transport `pytest-mcp ARGS` would serve with, and every module imported by then."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_MCP_")}
+    if path is not None:  # detection reaches its python3-on-PATH rule
+        env.pop("VIRTUAL_ENV", None)
+        env["PATH"] = path
     completed = subprocess.run(
         [sys.executable, "-c", SERVE_UNTIL_READY, *args],
         cwd=cwd,
@@ -70,6 +75,42 @@ def test_serving_over_stdio_imports_no_http_fake_or_recording_adapter_and_no_pyt
     assert serving == "StdioTransport"
     assert "pytest_mcp.adapters.stdio_transport" in modules
     assert sorted(modules.intersection(OFF_THE_STDIO_PATH)) == []
+
+
+def test_serving_does_not_import_rich_although_structlog_would(tmp_path: Path) -> None:
+    # import-linter installs rich here, as many users' environments do; structlog imports it if it can.
+    assert importlib.util.find_spec("rich") is not None, "this test needs rich installed to mean anything"
+
+    _, modules = _serve_until_ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
+
+    assert "structlog" in modules
+    assert "rich" not in modules
+
+
+def test_rich_stays_importable_after_the_server_imported_structlog() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", "from pytest_mcp import cli; cli._import_structlog_without_rich(); import rich"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_serving_starts_without_waiting_for_a_slow_python3_on_path(tmp_path: Path) -> None:
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    (slow / "python3").write_text("#!/bin/sh\nsleep 8\n")
+    (slow / "python3").chmod(0o755)
+    project = tmp_path / "project"
+    project.mkdir()
+
+    started = time.monotonic()
+    serving, _ = _serve_until_ready("--root", str(project), cwd=project, path=f"{slow}{os.pathsep}{os.defpath}")
+
+    assert serving == "StdioTransport"
+    assert time.monotonic() - started < 5, "start-up waited for python3 on PATH to answer"
 
 
 def test_the_adapters_off_the_stdio_path_are_still_built_when_chosen(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import OutputLimits, run_in_process_group
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
-from pytest_mcp.domain.models import InterpreterChoice
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 
 PROBE_MODULE = "_pytest_mcp_probe"
@@ -28,7 +28,7 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
     whatever the interpreter prints at start-up cannot corrupt them.
     """
 
-    def __init__(self, interpreter: InterpreterChoice, root: Path) -> None:
+    def __init__(self, interpreter: TargetInterpreter, root: Path) -> None:
         self._interpreter = interpreter
         self._root = root
         self._source = (
@@ -37,12 +37,9 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
             .read_text(encoding="utf-8")
         )
 
-    @property
-    def interpreter(self) -> InterpreterChoice:
-        return self._interpreter
-
     async def probe(self, timeout: float) -> ProbeReport:
-        python = str(self._interpreter.path)
+        choice = await self._interpreter.choice()
+        python = str(choice.path)
         # The probe's source is long; the reported command names it instead of repeating it.
         command = (python, "-c", f"<pytest-mcp {PROBE_MODULE}.py>")
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-probe-"))
@@ -53,12 +50,12 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
                 outcome = await run_in_process_group(argv, cwd=self._root, timeout=timeout, limits=_PROBE_LIMITS)
             except OSError as exc:
                 return ProbeReport(
-                    interpreter=self._interpreter,
+                    interpreter=choice,
                     command=command,
                     start_error=exc.strerror or exc.__class__.__name__,
                 )
             return ProbeReport(
-                interpreter=self._interpreter,
+                interpreter=choice,
                 command=command,
                 duration=outcome.duration,
                 facts=None if outcome.timed_out or outcome.returncode != 0 else _read_facts(facts_path),

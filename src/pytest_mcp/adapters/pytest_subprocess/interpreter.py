@@ -15,10 +15,13 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
+import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
+
+import anyio.to_thread
 
 from pytest_mcp.domain.models import DetectionRule, InterpreterChoice
 
@@ -29,7 +32,44 @@ FIND_PYTEST = "import importlib.util, sys; sys.exit(importlib.util.find_spec('py
 """Whether pytest is installed, without importing it: importing pytest takes ~100 ms, this ~10 ms."""
 
 HasPytest = Callable[[Path, Path], bool]
+Detect = Callable[[Path, "Path | None"], InterpreterChoice]
 Locator = Callable[[Path, Mapping[str, str]], tuple[Path | None, str]]
+
+
+class TargetInterpreter:
+    """The interpreter that runs pytest: given, or being detected in the background.
+
+    Detection starts when this is built (at start-up) and runs in a daemon thread, so the
+    server answers `initialize` and `tools/list` without waiting for it: its python3-on-PATH
+    rule starts that interpreter, which takes 40-130 ms and may take up to
+    PYTEST_CHECK_TIMEOUT. A call that needs the interpreter awaits `choice()`; by then the
+    detection has usually finished.
+    """
+
+    def __init__(self, root: Path, explicit: Path | None = None, *, detect: Detect | None = None) -> None:
+        self._choice: Future[InterpreterChoice] = Future()
+        if explicit is not None:  # nothing to detect: `--python` is taken as given
+            self._choice.set_result(detect_interpreter(root, explicit))
+            return
+        threading.Thread(
+            target=self._detect, args=(detect or detect_interpreter, root), name="pytest-mcp-detection", daemon=True
+        ).start()
+
+    @classmethod
+    def given(cls, python: Path) -> TargetInterpreter:
+        """An interpreter chosen by the caller (the `explicit` rule); the root plays no part."""
+        return cls(Path("."), python)
+
+    def _detect(self, detect: Detect, root: Path) -> None:
+        try:
+            self._choice.set_result(detect(root, None))
+        except BaseException as exc:  # a bug in a rule: the call that awaits the choice reports it
+            self._choice.set_exception(exc)
+
+    async def choice(self) -> InterpreterChoice:
+        if not self._choice.done():
+            await anyio.to_thread.run_sync(self._choice.exception, abandon_on_cancel=True)
+        return self._choice.result()
 
 
 def detect_interpreter(
@@ -117,6 +157,8 @@ def pytest_is_installed(python: Path, root: Path) -> bool:
 
 def _toml(path: Path) -> dict[str, Any]:
     """A TOML file's contents; {} when it is missing or unreadable (detection must not fail on it)."""
+    import tomllib  # only for uv and Poetry projects: most start-ups never parse TOML here
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import OutputLimits, ProcessOutcome, run_in_process_group
 from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressFollower, read_coverage, read_report
 from pytest_mcp.domain.models import CoverageReport
@@ -84,13 +85,13 @@ class SubprocessPytestRunner(TestRunner):
 
     def __init__(
         self,
-        python: Path,
+        interpreter: TargetInterpreter,
         root: Path,
         limits: OutputLimits | None = None,
         max_report_bytes: int = 64 * 1024 * 1024,
         resource_limits: ResourceLimits | None = None,
     ) -> None:
-        self._python = python
+        self._interpreter = interpreter
         self._root = root
         self._limits = limits or OutputLimits()
         self._rlimits = (resource_limits or ResourceLimits()).bootstrap_argument()
@@ -100,10 +101,6 @@ class SubprocessPytestRunner(TestRunner):
             .joinpath("_plugin", f"{PLUGIN_MODULE}.py")
             .read_bytes()
         )
-
-    @property
-    def python(self) -> Path:
-        return self._python
 
     async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
         options = ["--color=no", *_VERBOSITY_FLAGS[spec.verbosity]]
@@ -141,7 +138,7 @@ class SubprocessPytestRunner(TestRunner):
             progress=progress if spec.progress else None,
         )
         return RunReport(
-            termination=self._termination(run.outcome),
+            termination=self._termination(run.outcome, python=run.command[0]),
             command=run.command,
             duration=run.outcome.duration,
             summary=run.parsed.summary,
@@ -162,7 +159,7 @@ class SubprocessPytestRunner(TestRunner):
         targets = (spec.path,) if spec.path is not None else ()
         run = await self._pytest(options, targets, spec.timeout, mode="collect")
         return CollectionReport(
-            termination=self._termination(run.outcome),
+            termination=self._termination(run.outcome, python=run.command[0]),
             command=run.command,
             duration=run.outcome.duration,
             finished=run.parsed.summary is not None,
@@ -184,6 +181,7 @@ class SubprocessPytestRunner(TestRunner):
         required: Sequence[str] = (),
         progress: ProgressSink | None = None,
     ) -> _Run:
+        python = str((await self._interpreter.choice()).path)
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
         try:
             (workdir / f"{PLUGIN_MODULE}.py").write_bytes(self._plugin_source)
@@ -198,7 +196,7 @@ class SubprocessPytestRunner(TestRunner):
             ]
             public = [*options, "--", *targets]
             argv = [
-                str(self._python),
+                python,
                 "-c",
                 BOOTSTRAP,
                 str(workdir),
@@ -211,7 +209,7 @@ class SubprocessPytestRunner(TestRunner):
                 *targets,
             ]
             # What a person would type to reproduce the run: our private reporter options are left out.
-            command = (str(self._python), "-m", "pytest", *public)
+            command = (python, "-m", "pytest", *public)
             follower = ProgressFollower(report_path, progress) if progress is not None else None
             try:
                 outcome = await run_in_process_group(
@@ -232,7 +230,7 @@ class SubprocessPytestRunner(TestRunner):
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _termination(self, outcome: ProcessOutcome) -> Termination:
+    def _termination(self, outcome: ProcessOutcome, python: str) -> Termination:
         if outcome.timed_out:
             return Termination(kind="timed_out")
         if outcome.signal_name is not None:
@@ -246,7 +244,7 @@ class SubprocessPytestRunner(TestRunner):
             cause = outcome.stderr.split(_PYTEST_MISSING_MARK, 1)[-1].strip()
             return Termination(
                 kind="pytest_unavailable",
-                detail=f"pytest cannot be run with the target interpreter {self._python} ({cause}); "
+                detail=f"pytest cannot be run with the target interpreter {python} ({cause}); "
                 "install pytest into that environment or point --python at one that has it",
             )
         return Termination(kind="exited", exit_code=outcome.returncode)
