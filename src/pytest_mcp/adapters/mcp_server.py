@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 import anyio
@@ -44,14 +45,27 @@ EXECUTION_ERROR = -32000
 _audit = structlog.get_logger("pytest_mcp.audit")
 
 
+# Each tool's request and result models, in the order the tools are listed.
+TOOL_MODELS: dict[
+    str, tuple[type[ExecuteTestsRequest | DiscoverTestsRequest | CheckEnvironmentRequest], type[BaseModel]]
+] = {
+    "execute_tests": (ExecuteTestsRequest, RunResult),
+    "discover_tests": (DiscoverTestsRequest, DiscoveryResult),
+    "check_environment": (CheckEnvironmentRequest, EnvironmentResult),
+}
+SCHEMAS_FILE = "tool_schemas.json"
+
+
 @dataclass(frozen=True)
 class _ToolBinding:
     name: str
     description: str
-    request_type: type[ExecuteTestsRequest] | type[DiscoverTestsRequest] | type[CheckEnvironmentRequest]
-    result_type: type[BaseModel]
     handler: Callable[..., Awaitable[CallToolResult]]
     reports_progress: bool = False
+
+    @property
+    def request_type(self) -> type[ExecuteTestsRequest | DiscoverTestsRequest | CheckEnvironmentRequest]:
+        return TOOL_MODELS[self.name][0]
 
 
 class McpProgress(ProgressSink):
@@ -95,10 +109,27 @@ def _argument_keys(arguments: Mapping[str, Any] | None) -> list[str]:
     return keys[:20] + (["..."] if len(keys) > 20 else [])
 
 
-def _output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    return schema
+def generated_schemas() -> dict[str, dict[str, Any]]:
+    """Each tool's input schema (before the policy's limits) and output schema, from its models."""
+    schemas: dict[str, dict[str, Any]] = {}
+    for name, (request_type, result_type) in TOOL_MODELS.items():
+        output = result_type.model_json_schema()
+        output.pop("title", None)
+        schemas[name] = {"input": request_type.base_schema(), "output": output}
+    return schemas
+
+
+def shipped_schemas() -> dict[str, dict[str, Any]]:
+    """`generated_schemas()` as shipped in tool_schemas.json, the published tool contract.
+
+    Generating them takes about 7 ms of every start-up; reading them, well under 1 ms. The file
+    is also the contract under review: a model change that alters what agents see shows up in
+    its diff. `tests/unit/test_tool_schemas.py` fails when the file and the models disagree, and
+    `scripts/write-tool-schemas` rewrites it.
+    """
+    text = resources.files(__package__).joinpath(SCHEMAS_FILE).read_text(encoding="utf-8")
+    schemas: dict[str, dict[str, Any]] = json.loads(text)
+    return schemas
 
 
 class McpToolServer:
@@ -126,8 +157,6 @@ class McpToolServer:
                     "execute_tests",
                     "Run pytest on the project and return exact counts plus every non-passing test with "
                     "its location, message and trimmed traceback. Test failures are results, not errors.",
-                    ExecuteTestsRequest,
-                    RunResult,
                     execute_tests.execute,
                     reports_progress=True,
                 ),
@@ -136,8 +165,6 @@ class McpToolServer:
                     "Collect tests without running them: node ids with their file, line and markers, the total, "
                     "and collection errors. A large collection lists the first tests that fit the answer's size "
                     "budget and counts the rest in omitted_tests; narrow it with path, keywords or markers.",
-                    DiscoverTestsRequest,
-                    DiscoveryResult,
                     discover_tests.execute,
                 ),
                 _ToolBinding(
@@ -145,19 +172,18 @@ class McpToolServer:
                     "Preflight, runs no tests: the interpreter pytest runs with and the rule that chose it, its "
                     "pytest and plugins, and the rootdir, configfile and testpaths pytest sees. When something "
                     "is missing, `problems` says what to install where; nothing is ever installed.",
-                    CheckEnvironmentRequest,
-                    EnvironmentResult,
                     check_environment.execute,
                 ),
             )
         }
+        schemas = shipped_schemas()
         self._listing = ListToolsResult(
             tools=[
                 Tool(
                     name=binding.name,
                     description=binding.description,
-                    input_schema=binding.request_type.json_schema(policy),
-                    output_schema=_output_schema(binding.result_type),
+                    input_schema=binding.request_type.with_limits(schemas[binding.name]["input"], policy),
+                    output_schema=schemas[binding.name]["output"],
                 )
                 for binding in self._tools.values()
             ]

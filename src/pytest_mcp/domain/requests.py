@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,11 +93,22 @@ class _Request(BaseModel):
     @classmethod
     def json_schema(cls, policy: RequestPolicy) -> dict[str, Any]:
         """The published input schema, with the policy's limits written into it."""
+        return cls.with_limits(cls.base_schema(), policy)
+
+    @classmethod
+    def base_schema(cls) -> dict[str, Any]:
+        """The model's own JSON Schema without titles: what every policy's schema starts from."""
         schema = cls.model_json_schema()
         schema.pop("title", None)
-        properties = schema["properties"]
-        for prop in properties.values():
+        for prop in schema["properties"].values():
             prop.pop("title", None)
+        return schema
+
+    @staticmethod
+    def with_limits(base: Mapping[str, Any], policy: RequestPolicy) -> dict[str, Any]:
+        """A copy of `base` with the policy's limits (lengths, counts, the timeout) written into it."""
+        schema: dict[str, Any] = copy.deepcopy(dict(base))
+        properties = schema["properties"]
         for name in ("markers", "keywords"):
             if name in properties:
                 properties[name]["anyOf"][0]["maxLength"] = policy.max_expression_length
