@@ -103,7 +103,7 @@ def test_requests_cannot_be_built_without_a_policy() -> None:
 
 
 def test_the_published_schema_carries_the_policy_limits(policy: RequestPolicy) -> None:
-    schema = ExecuteTestsRequest.json_schema(policy)
+    schema = ExecuteTestsRequest.with_limits(ExecuteTestsRequest.base_schema(), policy)
 
     assert schema["additionalProperties"] is False
     assert schema["properties"]["timeout"]["anyOf"][0]["maximum"] == 120

@@ -91,11 +91,6 @@ class _Request(BaseModel):
             raise InvalidArguments(cls.tool, [_field_error(cls, err) for err in exc.errors()]) from None
 
     @classmethod
-    def json_schema(cls, policy: RequestPolicy) -> dict[str, Any]:
-        """The published input schema, with the policy's limits written into it."""
-        return cls.with_limits(cls.base_schema(), policy)
-
-    @classmethod
     def base_schema(cls) -> dict[str, Any]:
         """The model's own JSON Schema without titles: what every policy's schema starts from."""
         schema = cls.model_json_schema()
