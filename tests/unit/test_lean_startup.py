@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
@@ -36,10 +37,21 @@ SERVE_UNTIL_READY = textwrap.dedent(
     """
     import json, sys
     import anyio
+    from pydantic import BaseModel
     from pytest_mcp.cli import main
 
+    def models(base):
+        for model in base.__subclasses__():
+            yield model
+            yield from models(model)
+
     def ready(serve, server):
-        print(json.dumps({"serving": type(serve.__self__).__name__, "modules": sorted(sys.modules)}))
+        built = sorted(
+            f"{model.__module__}.{model.__qualname__}"
+            for model in models(BaseModel)
+            if model.__module__.startswith("pytest_mcp.domain") and model.__pydantic_complete__
+        )
+        print(json.dumps({"serving": type(serve.__self__).__name__, "modules": sorted(sys.modules), "built": built}))
         return 0
 
     anyio.run = ready
@@ -50,6 +62,12 @@ SERVE_UNTIL_READY = textwrap.dedent(
 
 def _serve_until_ready(*args: str, cwd: Path, path: str | None = None) -> tuple[str, set[str]]:
     """The transport `pytest-mcp ARGS` would serve with, and every module imported by then."""
+    ready = _ready(*args, cwd=cwd, path=path)
+    return ready["serving"], set(ready["modules"])
+
+
+def _ready(*args: str, cwd: Path, path: str | None = None) -> dict[str, Any]:
+    """What `pytest-mcp ARGS` has done by the time it would start serving."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_MCP_")}
     if path is not None:  # detection reaches its python3-on-PATH rule
         env.pop("VIRTUAL_ENV", None)
@@ -65,8 +83,17 @@ def _serve_until_ready(*args: str, cwd: Path, path: str | None = None) -> tuple[
         check=False,
     )
     assert completed.returncode == 0, completed.stderr
-    ready = json.loads(completed.stdout.splitlines()[-1])
-    return ready["serving"], set(ready["modules"])
+    ready: dict[str, Any] = json.loads(completed.stdout.splitlines()[-1])
+    return ready
+
+
+def test_serving_builds_no_domain_model_until_a_call_needs_it(tmp_path: Path) -> None:
+    # The tool listing comes from tool_schemas.json; building the models' validators would cost
+    # every start-up about 5 ms, so they are built (defer_build) on first use.
+    ready = _ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
+
+    # With --python the interpreter choice is made, and its model built, before serving.
+    assert ready["built"] == ["pytest_mcp.domain.models.InterpreterChoice"]
 
 
 def test_serving_over_stdio_imports_no_http_fake_or_recording_adapter_and_no_pytest(tmp_path: Path) -> None:

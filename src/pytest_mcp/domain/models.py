@@ -16,7 +16,7 @@ Seconds = Annotated[float, AfterValidator(lambda seconds: round(seconds, 3))]
 
 
 class _Value(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Summary(_Value):
@@ -99,6 +99,20 @@ class CollectedTest(_Value):
     markers: tuple[str, ...] = ()
 
 
+class CoverageFile(_Value):
+    file: str
+    percent: float
+    missing: str = Field("", description="Missing line ranges, e.g. `12-15, 40`; cut with a marker when long.")
+
+
+class CoverageReport(_Value):
+    """pytest-cov's measurement: the total, and the files with the lowest coverage first."""
+
+    percent: float
+    files: tuple[CoverageFile, ...] = ()
+    files_omitted: int = Field(0, description="Measured files not listed, to stay within budget.")
+
+
 class RunResult(_Value):
     """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5).
 
@@ -138,23 +152,6 @@ class DiscoveryResult(_Value):
         description="Collected tests left out of `tests` (the last ones) to keep the response within its size "
         "budget; `total` still counts them. Narrow with path, keywords or markers to see them.",
     )
-
-
-class CoverageFile(_Value):
-    file: str
-    percent: float
-    missing: str = Field("", description="Missing line ranges, e.g. `12-15, 40`; cut with a marker when long.")
-
-
-class CoverageReport(_Value):
-    """pytest-cov's measurement: the total, and the files with the lowest coverage first."""
-
-    percent: float
-    files: tuple[CoverageFile, ...] = ()
-    files_omitted: int = Field(0, description="Measured files not listed, to stay within budget.")
-
-
-RunResult.model_rebuild()
 
 
 DetectionRule = Literal["explicit", "virtual_env", "project_venv", "uv", "poetry", "path", "server"]

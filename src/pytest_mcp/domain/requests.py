@@ -79,7 +79,7 @@ def _check_path(value: str, root: Path) -> str:
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
     tool: ClassVar[str]
 
     @classmethod
