@@ -93,6 +93,20 @@ async def test_collection_errors_are_reported_with_the_exception_line(python, ma
     assert {test.node_id for test in report.tests} == {"test_fine.py::test_fine", "test_fine.py::test_also_fine"}
 
 
+async def test_max_listed_describes_the_first_tests_and_counts_the_rest(python, make_runner):
+    root = project("ids")
+    runner = make_runner(python, root)
+    everything = await collect(runner, CollectSpec(timeout=60))
+    assert len(everything.tests) > 3
+
+    for limit in (0, 3):
+        report = await collect(runner, CollectSpec(timeout=60, max_listed=limit))
+
+        assert report.tests == everything.tests[:limit]
+        assert report.unlisted == len(everything.tests) - limit
+        assert report.termination == everything.termination
+
+
 async def test_collecting_a_missing_path_is_a_usage_error(python, make_runner):
     root = project("ids")
     expected = pytest_collect(python, root, CollectSpec(path="no_such_file.py"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 from support import run
 
@@ -80,3 +81,36 @@ async def test_plain_passes_cost_the_reporter_no_status_hook_call(main_python: P
     # reporter asks again only for the two it lists: the failed call and the xpass.
     assert pytest_alone >= 66
     assert status_calls(counting_project) == pytest_alone + 2
+
+
+HOOK_LISTING_CONFTEST = """
+from pathlib import Path
+
+
+def pytest_sessionfinish(session):
+    hook = session.config.pluginmanager.hook.pytest_runtest_logfinish
+    names = sorted(session.config.pluginmanager.get_name(impl.plugin) or "" for impl in hook.get_hookimpls())
+    (Path(__file__).parent / "logfinish-plugins.txt").write_text(",".join(names))
+"""
+
+
+@pytest.mark.parametrize("progress", [False, True], ids=["without-progress", "with-progress"])
+async def test_the_reporter_hooks_every_finished_test_only_to_report_progress(
+    main_python: Path, tmp_path: Path, progress: bool
+) -> None:
+    (tmp_path / "conftest.py").write_text(HOOK_LISTING_CONFTEST)
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    runner = SubprocessPytestRunner(TargetInterpreter.given(main_python), root=tmp_path)
+
+    with anyio.fail_after(120):
+        report = await runner.run(RunSpec(progress=progress), _Ignore() if progress else None)
+
+    assert report.summary is not None
+    assert report.summary.passed == 1
+    hooked = (tmp_path / "logfinish-plugins.txt").read_text().split(",")
+    assert ("pytest-mcp-reporter" in hooked) is progress
+
+
+class _Ignore:
+    async def update(self, done: int, total: int, failed: int) -> None:
+        pass

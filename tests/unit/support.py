@@ -14,5 +14,8 @@ class KeepResult:
     def present_discovery(self, result: DiscoveryResult) -> DiscoveryResult:
         return result
 
+    def discovery_capacity(self) -> int | None:
+        return None
+
     def present_environment(self, result: EnvironmentResult) -> EnvironmentResult:
         return result

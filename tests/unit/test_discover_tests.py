@@ -32,6 +32,29 @@ async def test_every_selected_test_is_listed_with_file_and_markers(
     assert result.tests[0].markers == ("io",)
 
 
+class ListsAtMost(KeepResult):
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+
+    def discovery_capacity(self) -> int | None:
+        return self.capacity
+
+
+async def test_the_runner_describes_only_what_the_presenter_could_list_and_counts_the_rest(
+    runner: FakeTestRunner, policy: RequestPolicy
+) -> None:
+    everything = await discover(runner, policy)
+    assert runner.calls[-1].max_listed is None
+
+    request = DiscoverTestsRequest.parse({}, policy)
+    result = await DiscoverTests(runner, ListsAtMost(2), policy).execute(request)
+
+    assert runner.calls[-1].max_listed == 2
+    assert result.tests == everything.tests[:2]
+    assert result.total == everything.total > 2
+    assert result.omitted_tests == everything.total - 2
+
+
 async def test_markers_deselect_and_the_count_is_reported(runner: FakeTestRunner, policy: RequestPolicy) -> None:
     result = await discover(runner, policy, markers="fast")
 

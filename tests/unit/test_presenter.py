@@ -199,6 +199,30 @@ def test_a_large_collection_lists_the_first_tests_that_fit_and_counts_the_rest()
     assert f"[... {5_000 - len(listed)} more tests left out to keep this answer within its size budget;" in text
 
 
+def test_describing_more_tests_than_the_discovery_capacity_changes_nothing() -> None:
+    presenter = McpPresenter(max_response_bytes=8_000)
+    capacity = presenter.discovery_capacity()
+    everything = _discovery(5_000)
+    described = everything.model_copy(update={"tests": everything.tests[:capacity], "omitted_tests": 5_000 - capacity})
+
+    assert presenter.present_discovery(described) == presenter.present_discovery(everything)
+
+
+def test_the_discovery_capacity_is_more_than_the_smallest_tests_that_fit() -> None:
+    presenter = McpPresenter(max_response_bytes=8_000)
+    capacity = presenter.discovery_capacity()
+    smallest = DiscoveryResult(
+        exit_code=0,
+        total=capacity,
+        tests=tuple(CollectedTest(node_id="", file="") for _ in range(capacity)),
+        command=(),
+    )
+
+    listed = (presenter.present_discovery(smallest).structured_content or {}).get("tests", [])
+
+    assert 0 < len(listed) < capacity
+
+
 def test_a_collection_that_fits_is_listed_whole() -> None:
     presented = McpPresenter().present_discovery(_discovery(120))
     structured = presented.structured_content or {}

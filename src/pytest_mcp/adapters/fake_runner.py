@@ -449,7 +449,7 @@ class FakeTestRunner(TestRunner):
         early = self._early_ending(failure, spec, targets, command, terminal)
         if early is not None:
             report, collected = early
-            return _as_collection(report, collected, finished=report.summary is not None)
+            return _as_collection(report, collected, finished=report.summary is not None, max_listed=spec.max_listed)
         if failure is not None and failure.kind in ("timeout", "crash"):
             killed = self._killed(failure, None, spec, command, [], terminal)
             return _as_collection(killed, (), finished=False)
@@ -459,12 +459,14 @@ class FakeTestRunner(TestRunner):
             return _as_collection(self._usage_error(exc, command, terminal), (), finished=False)
         terminal.collected_items([test.node_id for test in selection.selected])
         terminal.session_finished(collect_words(len(selection.collected), selection.deselected, 0, 0.0))
+        listed = selection.selected[: spec.max_listed]
         return CollectionReport(
             termination=Termination(kind="exited", exit_code=0 if selection.selected else 5),
             command=command,
             duration=0.0,
             finished=True,
-            tests=tuple(_collected(test) for test in selection.selected),
+            tests=tuple(_collected(test) for test in listed),
+            unlisted=len(selection.selected) - len(listed),
             deselected=selection.deselected,
             stdout=terminal.text(),
         )
@@ -766,13 +768,17 @@ def _is_victim(test: ScriptedTest, failure: _PendingFailure, selection: _Selecti
     return test.node_id == failure.node_id
 
 
-def _as_collection(report: RunReport, collected: Sequence[ScriptedTest], *, finished: bool) -> CollectionReport:
+def _as_collection(
+    report: RunReport, collected: Sequence[ScriptedTest], *, finished: bool, max_listed: int | None = None
+) -> CollectionReport:
+    listed = collected[:max_listed]
     return CollectionReport(
         termination=report.termination,
         command=report.command,
         duration=report.duration,
         finished=finished,
-        tests=tuple(_collected(test) for test in collected),
+        tests=tuple(_collected(test) for test in listed),
+        unlisted=len(collected) - len(listed),
         deselected=report.summary.deselected if report.summary else 0,
         collection_errors=report.collection_errors,
         stdout=report.stdout,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from pytest_mcp.domain.models import CoverageReport, DiscoveryResult, ReportedTest, RunResult, Summary
+from pytest_mcp.domain.models import CollectedTest, CoverageReport, DiscoveryResult, ReportedTest, RunResult, Summary
 from pytest_mcp.ports.presenter import ResultPresenter
 
 _TRACEBACK_LINES = 14
@@ -177,6 +177,12 @@ class McpPresenter(ResultPresenter[CallToolResult]):
     def __init__(self, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self._budget = max_response_bytes
 
+    def discovery_capacity(self) -> int:
+        """Each listed test costs at least its JSON with empty strings plus a comma, so no more
+        than this many fit the budget, whatever the text block adds."""
+        smallest = _json_bytes(CollectedTest(node_id="", file="")) + len(",")
+        return self._budget // smallest + 1
+
     def present_run(self, result: RunResult) -> CallToolResult:
         result = self._within_budget(result)
         return CallToolResult(
@@ -215,7 +221,8 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         """
 
         def keeping(count: int) -> DiscoveryResult:
-            return result.model_copy(update={"tests": result.tests[:count], "omitted_tests": len(result.tests) - count})
+            omitted = result.omitted_tests + len(result.tests) - count
+            return result.model_copy(update={"tests": result.tests[:count], "omitted_tests": omitted})
 
         def size(count: int) -> int:
             # The JSON of the result without tests (which leaves the empty list out), plus the list:

@@ -26,6 +26,9 @@ class DomainResults(ResultPresenter[Result]):
     def present_discovery(self, result: DiscoveryResult) -> Result:
         return result
 
+    def discovery_capacity(self) -> None:
+        return None  # the recorder needs every test's line and markers
+
 
 class RunRecorder:
     """Runs a project's default selection once and keeps every test as a replayable script entry.

@@ -36,6 +36,12 @@ class CollectSpec(_Value):
     markers: str | None = None
     keywords: str | None = None
     timeout: float = 300.0
+    max_listed: int | None = Field(
+        None,
+        ge=0,
+        description="Describe at most this many tests, the first in collection order; count the rest. "
+        "None describes every test.",
+    )
 
 
 class Termination(_Value):
@@ -71,6 +77,7 @@ class CollectionReport(_Value):
     duration: float
     finished: bool = Field(False, description="True when pytest completed its collection session.")
     tests: tuple[CollectedTest, ...] = ()
+    unlisted: int = Field(0, description="Collected tests after `tests`, counted but not described (max_listed).")
     deselected: int = 0
     collection_errors: tuple[CollectionError, ...] = ()
     stdout: str = ""

@@ -20,3 +20,11 @@ class ResultPresenter(Protocol[T_co]):
     def present_run(self, result: RunResult) -> T_co: ...
 
     def present_discovery(self, result: DiscoveryResult) -> T_co: ...
+
+    def discovery_capacity(self) -> int | None:
+        """The most collected tests one discovery answer could ever list; None for no limit.
+
+        An upper bound, never an estimate: describing more tests than this cannot change the
+        answer, so the runner describes only the first ones and counts the rest.
+        """
+        ...

@@ -157,13 +157,16 @@ class SubprocessPytestRunner(TestRunner):
         if spec.keywords is not None:
             options.append(f"-k{spec.keywords}")
         targets = (spec.path,) if spec.path is not None else ()
-        run = await self._pytest(options, targets, spec.timeout, mode="collect")
+        private_options = [f"--pytest-mcp-list-limit={spec.max_listed}"] if spec.max_listed is not None else []
+        run = await self._pytest(options, targets, spec.timeout, mode="collect", private_options=private_options)
+        total = run.parsed.total
         return CollectionReport(
             termination=self._termination(run.outcome, python=run.command[0]),
             command=run.command,
             duration=run.outcome.duration,
             finished=run.parsed.summary is not None,
             tests=tuple(run.parsed.items),
+            unlisted=max(total - len(run.parsed.items), 0) if total is not None else 0,
             deselected=run.parsed.deselected,
             collection_errors=tuple(run.parsed.collection_errors),
             stdout=run.outcome.stdout,

@@ -28,6 +28,7 @@ def pytest_addoption(parser):
     group.addoption("--pytest-mcp-mode", default="run", choices=("run", "collect"), help="(internal)")
     group.addoption("--pytest-mcp-passed", action="store_true", default=False, help="(internal)")
     group.addoption("--pytest-mcp-progress", action="store_true", default=False, help="(internal)")
+    group.addoption("--pytest-mcp-list-limit", type=int, default=None, help="(internal)")
 
 
 def _cut(text, head, tail):
@@ -115,7 +116,6 @@ class Reporter:
         self.items = 0
         self.finished = None
         self.progress = config.getoption("--pytest-mcp-progress")
-        self.done = 0
         self.failed = 0
 
     def emit(self, event):
@@ -233,11 +233,6 @@ class Reporter:
             }
         )
 
-    def pytest_runtest_logfinish(self, nodeid, location):
-        if self.progress:
-            self.done += 1
-            self.emit({"e": "p", "done": self.done, "failed": self.failed})
-
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids):
         # Under xdist the controller collects nothing itself; every worker reports the same ids.
@@ -253,7 +248,10 @@ class Reporter:
             self.emit({"e": "collected", "total": self.items})
         if self.mode != "collect":
             return
-        for item in session.items:
+        # Only the tests the server could list are described: an item's location and markers cost
+        # more than collecting it. The summary's total counts them all.
+        limit = self.config.getoption("--pytest-mcp-list-limit")
+        for item in session.items if limit is None else session.items[:limit]:
             location = item.location
             markers = []
             for mark in item.iter_markers():
@@ -274,11 +272,22 @@ class Reporter:
         self.finished = {"e": "summary", "exit_code": int(exitstatus), "total": self.items}
 
 
+class ProgressReporter(Reporter):
+    """The reporter plus one event per finished test; without progress no hook runs per test."""
+
+    done = 0
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        self.done += 1
+        self.emit({"e": "p", "done": self.done, "failed": self.failed})
+
+
 def pytest_configure(config):
     path = config.getoption("--pytest-mcp-report")
     if not path or hasattr(config, "workerinput"):  # xdist workers report through the controller
         return
-    config.pluginmanager.register(Reporter(config, path), "pytest-mcp-reporter")
+    reporter = ProgressReporter if config.getoption("--pytest-mcp-progress") else Reporter
+    config.pluginmanager.register(reporter(config, path), "pytest-mcp-reporter")
 
 
 def pytest_unconfigure(config):
