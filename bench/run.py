@@ -52,13 +52,14 @@ TARGET_BIN = TARGET_PYTHON.parent
 OURS = "pytest-mcp"
 AGAIN = "raw again"  # the floor measured a second time in the same round: the noise floor
 BARE_AGAIN = "bare SDK server again: the noise floor"
-# Suites this small take about 0.4 s a run, where a 10% difference is 40 ms of noise: the peers
-# run in every round there, not only in the first `--peer-rounds`, at a cost of about 30 s.
-SMALL_SUITE = 10
+# On suites this small (at most about 1.5 s a run) the peers run in every round, not only in the
+# first `--peer-rounds`: three samples cannot resolve a few per cent. It costs about 2 minutes;
+# on the 10,000-test suites, where a peer's run takes 6 s, it would cost 6 more.
+PEERS_EVERY_ROUND_UP_TO = 2000
 
 
 def peer_rounds_for(suite: Suite, rounds: int, peer_rounds: int) -> int:
-    return rounds if suite.tests <= SMALL_SUITE else peer_rounds
+    return rounds if suite.tests <= PEERS_EVERY_ROUND_UP_TO else peer_rounds
 
 
 COUNT_KEYS = ("passed", "failed", "errors", "skipped", "xfailed", "xpassed")
@@ -523,8 +524,9 @@ def render(
         "",
         f"`{cfg['command']}` on {cfg['machine']}, {cfg['date']}, {cfg['minutes']} minutes "
         f"({', '.join(f'{name} {minutes}' for name, minutes in cfg['phase_minutes'].items())}). {cfg['rounds']} "
-        f"interleaved rounds (peers in the first {cfg['peer_rounds']}), {cfg['startup_reps']} start-ups per "
-        f"server, {cfg['rss_calls']} sequential calls for memory. Target interpreter `{cfg['python']}` (Python "
+        f"interleaved rounds (peers in every round up to {PEERS_EVERY_ROUND_UP_TO:,} tests, in the first "
+        f"{cfg['peer_rounds']} on larger suites), {cfg['startup_reps']} start-ups per server, {cfg['rss_calls']} "
+        f"sequential calls for memory. Target interpreter `{cfg['python']}` (Python "
         f"{cfg['python_version']}, pytest {cfg['pytest']}, mcp {cfg['mcp']}); pytest plugin autoload is **on** "
         f"for every run compared (installed plugins: {cfg['plugins']}), because two peers need the autoloaded "
         "pytest-json-report. Raw pytest writes to /dev/null. Ratios are the median of per-round ratios "
@@ -611,9 +613,9 @@ def peer_table(results: Results, suites: list[Suite], keys: list[str], summary: 
         "",
         "## Peers: the same suites through the same client",
         "",
-        f"Medians over the {peer_rounds} peer round(s), and over all {results.config['rounds']} rounds on the "
-        f"{SMALL_SUITE}-test suites, where runs are short and noise is large; `x pytest-mcp` and `x raw` are "
-        "the medians of the per-round "
+        f"Medians over all {results.config['rounds']} rounds on the suites of up to "
+        f"{PEERS_EVERY_ROUND_UP_TO:,} tests, and over the {peer_rounds} peer round(s) on the larger ones; "
+        "`x pytest-mcp` and `x raw` are the medians of the per-round "
         "ratios to pytest-mcp and to raw pytest in the same rounds. Counts are read from whatever the server "
         "returns (structured fields, or its text) and checked against the suite's truth; pytest-mcp's come from "
         "`structuredContent`.",
@@ -707,7 +709,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="3 rounds, 1 peer round, 5 start-ups, 50 RSS calls")
     parser.add_argument("--baseline", metavar="REV", help="also run pytest-mcp as it was at commit REV")
     parser.add_argument("--rounds", type=int, help="interleaved rounds of every run (default 11; quick 3)")
-    parser.add_argument("--peer-rounds", type=int, help="rounds that include the peers (default 3; quick 1)")
+    parser.add_argument(
+        "--peer-rounds", type=int, help="rounds that include the peers on suites over 2,000 tests (default 3; quick 1)"
+    )
     parser.add_argument("--startup-reps", type=int, help="start-ups per server (default 11; quick 5)")
     parser.add_argument("--rss-calls", type=int, help="sequential calls for memory growth (default 200; quick 50)")
     parser.add_argument("--sizes", default="10,2000,10000", help="suite sizes (default 10,2000,10000)")
