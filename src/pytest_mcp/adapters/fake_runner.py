@@ -14,6 +14,7 @@ from typing import Any, Literal, Self, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pytest_mcp.adapters.fake_terminal import FakeTerminal, collect_words, interrupted, run_words
+from pytest_mcp.adapters.pytest_options import collect_options, run_options
 from pytest_mcp.adapters.selection_expressions import ExpressionError, Value, compile_expression
 from pytest_mcp.domain.models import CollectedTest, CollectionError, Outcome, Phase, ReportedTest, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
@@ -48,7 +49,6 @@ _FAULTHANDLER_TITLES = {
     "SIGBUS": "Bus error",
     "SIGILL": "Illegal instruction",
 }
-_VERBOSITY_FLAGS = {-2: ("-qq",), -1: ("-q",), 0: (), 1: ("-v",), 2: ("-vv",)}
 
 
 class ScriptError(ValueError):
@@ -650,25 +650,11 @@ class FakeTestRunner(TestRunner):
 
     @staticmethod
     def _run_command(spec: RunSpec) -> tuple[str, ...]:
-        options = ["--color=no", *_VERBOSITY_FLAGS.get(spec.verbosity, ())]
-        if spec.markers is not None:
-            options.append(f"-m{spec.markers}")
-        if spec.keywords is not None:
-            options.append(f"-k{spec.keywords}")
-        if spec.maxfail is not None:
-            options.append(f"--maxfail={spec.maxfail}")
-        if not spec.show_capture:
-            options.append("--show-capture=no")
-        return ("fake", "-m", "pytest", *options, "--", *spec.node_ids)
+        return ("fake", "-m", "pytest", *run_options(spec), "--", *spec.node_ids)
 
     @staticmethod
     def _collect_command(spec: CollectSpec, targets: Sequence[str]) -> tuple[str, ...]:
-        options = ["--color=no", "--collect-only", "-q"]
-        if spec.markers is not None:
-            options.append(f"-m{spec.markers}")
-        if spec.keywords is not None:
-            options.append(f"-k{spec.keywords}")
-        return ("fake", "-m", "pytest", *options, "--", *targets)
+        return ("fake", "-m", "pytest", *collect_options(spec), "--", *targets)
 
 
 class _KeywordMatcher:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from pytest_mcp.adapters.pytest_options import COVERAGE_PLACEHOLDER, collect_options, run_options
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import OutputLimits, ProcessOutcome, run_in_process_group
 from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressFollower, read_coverage, read_report
@@ -43,7 +44,6 @@ BOOTSTRAP = (
     f" if u.find_spec(m) is None:sys.stderr.write('{_PLUGIN_MISSING_MARK} %s\\n'%n);sys.exit({PLUGIN_MISSING_EXIT})\n"
     "runpy.run_module('pytest',run_name='__main__',alter_sys=True)"
 )
-_VERBOSITY_FLAGS = {-2: ["-qq"], -1: ["-q"], 0: [], 1: ["-v"], 2: ["-vv"]}
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,6 @@ class ResourceLimits:
             # The soft limit sends SIGXCPU, which names the cause; the hard limit a second later is SIGKILL.
             limits.append(f"RLIMIT_CPU={self.cpu_seconds}:{self.cpu_seconds + 1}")
         return ",".join(limits)
-
-
-COVERAGE_PLACEHOLDER = "<coverage-report>"
 
 
 @dataclass(frozen=True)
@@ -103,33 +100,16 @@ class SubprocessPytestRunner(TestRunner):
         )
 
     async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
-        options = ["--color=no", *_VERBOSITY_FLAGS[spec.verbosity]]
-        # Expressions are attached to their option (`-kEXPR`) so no argv element can start with `-p`.
-        if spec.markers is not None:
-            options.append(f"-m{spec.markers}")
-        if spec.keywords is not None:
-            options.append(f"-k{spec.keywords}")
-        if spec.maxfail is not None:
-            options.append(f"--maxfail={spec.maxfail}")
-        if not spec.show_capture:
-            options.append("--show-capture=no")
-        if spec.last_failed:
-            options.append("--last-failed")
-        if spec.failed_first:
-            options.append("--failed-first")
         required = []
         if spec.workers is not None:
-            options.append(f"--numprocesses={spec.workers}")
             required.append("xdist=pytest-xdist")
         if spec.coverage:
-            # The report goes to our private directory; the data file is pytest-cov's usual one.
-            options += ["--cov", f"--cov-report=json:{COVERAGE_PLACEHOLDER}"]
             required.append("pytest_cov=pytest-cov")
         private_options = ["--pytest-mcp-passed"] if spec.include_passed else []
         if spec.progress and progress is not None:
             private_options.append("--pytest-mcp-progress")
         run = await self._pytest(
-            options,
+            run_options(spec),
             spec.node_ids,
             spec.timeout,
             mode="run",
@@ -150,15 +130,11 @@ class SubprocessPytestRunner(TestRunner):
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
-        options = ["--color=no", "--collect-only", "-q"]
-        # Expressions are attached to their option (`-kEXPR`) so no argv element can start with `-p`.
-        if spec.markers is not None:
-            options.append(f"-m{spec.markers}")
-        if spec.keywords is not None:
-            options.append(f"-k{spec.keywords}")
         targets = (spec.path,) if spec.path is not None else ()
         private_options = [f"--pytest-mcp-list-limit={spec.max_listed}"] if spec.max_listed is not None else []
-        run = await self._pytest(options, targets, spec.timeout, mode="collect", private_options=private_options)
+        run = await self._pytest(
+            collect_options(spec), targets, spec.timeout, mode="collect", private_options=private_options
+        )
         total = run.parsed.total
         return CollectionReport(
             termination=self._termination(run.outcome, python=run.command[0]),
