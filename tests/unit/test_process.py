@@ -88,6 +88,24 @@ async def test_a_flood_is_read_as_it_comes_and_counted_to_the_byte() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.skipif(not hasattr(process.fcntl, "F_SETPIPE_SZ"), reason="pipe capacity is fixed on this platform")
+async def test_a_burst_smaller_than_a_megabyte_never_waits_for_a_tick() -> None:
+    # `pytest --collect-only -q` at 10,000 tests: 600 KB of node ids in about 0.1 s, 8 KiB at a
+    # time. Each 8 KiB write, read as it came, dropped the reader back to ticks, and a 64 KiB pipe
+    # then made the writer wait for the next tick every 64 KiB: about 0.7 s for these 900 KiB.
+    code = (
+        "import os,sys,time\nstarted=time.perf_counter()\n"
+        "for _ in range(112):\n os.write(1, b'n' * 8192);time.sleep(0.0005)\n"
+        "sys.stderr.write('%.3f' % (time.perf_counter() - started))\n"
+    )
+
+    outcome = await _run(code, OutputLimits(stdout_head=0, stdout_tail=10))
+
+    assert outcome.returncode == 0
+    assert float(outcome.stderr) < 0.3, f"the writer took {outcome.stderr} s"
+
+
+@pytest.mark.anyio
 async def test_what_is_written_just_before_exit_is_kept_on_both_streams() -> None:
     code = "import sys\nsys.stdout.write('o' * 50000 + 'LAST')\nsys.stderr.write('e' * 30000 + 'ERR')\n"
 

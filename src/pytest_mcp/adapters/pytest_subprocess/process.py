@@ -13,6 +13,11 @@ from pathlib import Path
 
 import anyio
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows
+    fcntl = None  # type: ignore[assignment]
+
 
 class BoundedBuffer:
     """Keeps the first `head` and the last `tail` bytes of a stream, and counts the rest."""
@@ -79,6 +84,20 @@ _TICK_SECONDS = 0.05
 _CHUNK = 64 * 1024
 _FLOOD = 16 * 1024
 _BURST = 16 * _CHUNK
+# Between two ticks a writer must not fill the pipe: once it is full, pytest blocks until the next
+# tick. A default pipe holds 64 KiB, which `--collect-only` at 10,000 tests fills about ten times
+# over (its node ids come all at once), and `-v` runs nearly as fast. Where Linux allows it
+# (/proc/sys/fs/pipe-max-size, 1 MiB by default), each pipe holds 1 MiB: 20 MB/s before a
+# writer waits, and past that the flood rule reads as it comes.
+_PIPE_BYTES = 1024 * 1024
+
+
+def _widen(fd: int) -> None:
+    """Let the pipe hold _PIPE_BYTES, where the platform and the user's pipe quota allow."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if set_size is not None:
+        with contextlib.suppress(OSError):  # over pipe-max-size or the user's quota: keep the default
+            fcntl.fcntl(fd, set_size, _PIPE_BYTES)
 
 
 def _read_available(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
@@ -156,6 +175,7 @@ async def run_in_process_group(
     try:
         for fd in (out_read, err_read):
             os.set_blocking(fd, False)
+            _widen(fd)
         started = time.perf_counter()
         try:
             process = await anyio.open_process(
