@@ -54,13 +54,18 @@ def main(source: Path, target: Path) -> None:
         return lambda entry: (entry.get("peers", {}).get(key) or {}).get(field)
 
     servers = data["config"]["servers"]  # pytest-mcp, its baseline (`--baseline`) if any, then the peers
+
+    def plot_runs(axes: Any, our_field: str, peer_field: str) -> None:
+        """One line per server and suite kind: pytest-mcp's run figures, or the peer's."""
+        for failures, (style, tag) in STYLES.items():
+            for key in servers:
+                pick = ours("run", key, our_field) if key.startswith("pytest-mcp") else peer(key, peer_field)
+                xs, ys = series(failures, pick)
+                if xs:
+                    axes.plot(xs, ys, style, marker="o", color=colour(key), label=f"{key}, {tag}")
+
     figure, (overhead, answer) = plt.subplots(1, 2, figsize=(13, 5))
-    for failures, (style, tag) in STYLES.items():
-        for key in servers:
-            pick = ours("run", key, "ratio") if key.startswith("pytest-mcp") else peer(key, "ratio_to_raw")
-            xs, ys = series(failures, pick)
-            if xs:
-                overhead.plot(xs, ys, style, marker="o", color=colour(key), label=f"{key}, {tag}")
+    plot_runs(overhead, "ratio", "ratio_to_raw")
     for key in (k for k in servers if k.startswith("pytest-mcp")):
         xs, ys = series(0, ours("collect", key, "ratio"))
         overhead.plot(xs, ys, ":", marker="s", color=colour(key), label=f"{key} discover_tests")
@@ -71,12 +76,7 @@ def main(source: Path, target: Path) -> None:
     overhead.set_title("Overhead over raw pytest (1.0 = the floor; peers: their rounds only)")
     overhead.legend(fontsize=7)
 
-    for failures, (style, tag) in STYLES.items():
-        for key in servers:
-            pick = ours("run", key, "bytes") if key.startswith("pytest-mcp") else peer(key, "bytes")
-            xs, ys = series(failures, pick)
-            if xs:
-                answer.plot(xs, ys, style, marker="o", color=colour(key), label=f"{key}, {tag}")
+    plot_runs(answer, "bytes", "bytes")
     for limit, words in ((1024, "1 KB target, all pass"), (4096, "4 KB target, 3 failures")):
         answer.axhline(limit, color="grey", linewidth=0.8, linestyle=":")
         answer.annotate(words, (sizes[-1], limit), fontsize=7, color="grey", ha="right", va="bottom")
