@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import subprocess
@@ -12,11 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not on Windows
-    fcntl = None  # type: ignore[assignment]
 
 
 class BoundedBuffer:
@@ -94,7 +90,7 @@ _PIPE_BYTES = 1024 * 1024
 
 def _widen(fd: int) -> None:
     """Let the pipe hold _PIPE_BYTES, where the platform and the user's pipe quota allow."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
     if set_size is not None:
         with contextlib.suppress(OSError):  # over pipe-max-size or the user's quota: keep the default
             fcntl.fcntl(fd, set_size, _PIPE_BYTES)

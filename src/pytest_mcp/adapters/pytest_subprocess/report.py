@@ -29,7 +29,6 @@ _SUMMARY_PREFIX = b'{"e": "summary"'
 class ParsedReport:
     summary: Summary | None = None
     exit_code: int | None = None
-    total: int | None = None  # tests collected, from the summary
     tests: list[ReportedTest] = field(default_factory=list)
     items: list[CollectedTest] = field(default_factory=list)
     collection_errors: list[CollectionError] = field(default_factory=list)
@@ -68,7 +67,6 @@ def _apply(parsed: ParsedReport, event: dict[str, Any]) -> None:
     elif kind == "summary":
         counts = event["counts"]
         parsed.exit_code = event["exit_code"]
-        parsed.total = event["total"]
         parsed.deselected = counts["deselected"]
         parsed.summary = Summary.from_counts(counts, total=event["total"], duration=event["duration"])
 

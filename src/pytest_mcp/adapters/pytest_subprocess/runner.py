@@ -135,14 +135,14 @@ class SubprocessPytestRunner(TestRunner):
         run = await self._pytest(
             collect_options(spec), targets, spec.timeout, mode="collect", private_options=private_options
         )
-        total = run.parsed.total
+        summary = run.parsed.summary
         return CollectionReport(
             termination=self._termination(run.outcome, python=run.command[0]),
             command=run.command,
             duration=run.outcome.duration,
-            finished=run.parsed.summary is not None,
+            finished=summary is not None,
             tests=tuple(run.parsed.items),
-            unlisted=max(total - len(run.parsed.items), 0) if total is not None else 0,
+            unlisted=max(summary.total - len(run.parsed.items), 0) if summary is not None else 0,
             deselected=run.parsed.deselected,
             collection_errors=tuple(run.parsed.collection_errors),
             stdout=run.outcome.stdout,
