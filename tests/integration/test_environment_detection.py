@@ -21,8 +21,8 @@ from support import snapshot
 
 from pytest_mcp.adapters.pytest_subprocess.interpreter import poetry_env_name
 from pytest_mcp.container import create_container
-from pytest_mcp.domain.check_environment import CheckEnvironmentRequest
 from pytest_mcp.domain.errors import ExecutionFailed
+from pytest_mcp.domain.requests import CheckEnvironmentRequest
 from pytest_mcp.settings import Settings
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ from mcp import Client, MCPError
 from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
 from pytest_mcp.adapters.mcp_environment_presenter import McpEnvironmentPresenter
 from pytest_mcp.container import Container, create_container
-from pytest_mcp.domain.check_environment import CheckEnvironment, CheckEnvironmentRequest
+from pytest_mcp.domain.check_environment import CheckEnvironment
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
 from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.domain.models import (
@@ -24,7 +24,7 @@ from pytest_mcp.domain.models import (
     PytestInfo,
     PythonInfo,
 )
-from pytest_mcp.domain.requests import RequestPolicy
+from pytest_mcp.domain.requests import CheckEnvironmentRequest, RequestPolicy
 from pytest_mcp.settings import Settings
 from tests.unit.support import KeepResult
 

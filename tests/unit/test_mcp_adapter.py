@@ -37,7 +37,7 @@ async def error_of(client: Client, tool: str, arguments: dict[str, Any]) -> MCPE
 
 
 async def test_the_container_selects_the_runner_from_configuration(tmp_path: Path) -> None:
-    from pytest_mcp.adapters.pytest_subprocess import SubprocessPytestRunner
+    from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 
     real = create_container(Settings(root=tmp_path))
     fake = create_container(Settings(root=tmp_path, runner="fake"))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import ClassVar, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
 from pytest_mcp.domain.errors import ExecutionFailed, FailureDetails
 from pytest_mcp.domain.models import DetectionRule, EnvironmentResult, InterpreterChoice
-from pytest_mcp.domain.requests import RequestPolicy, _Request
+from pytest_mcp.domain.requests import CheckEnvironmentRequest, RequestPolicy
 from pytest_mcp.domain.text import keep_tail, last_line
 from pytest_mcp.ports.environment_presenter import EnvironmentPresenter
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
@@ -30,12 +30,6 @@ RULE_DESCRIPTIONS: dict[DetectionRule, str] = {
     "server": "the server's own interpreter, as no project environment was found",
 }
 _SERVER_FALLBACK_FIX = "pass --python with the project's interpreter, or create ROOT/.venv and install pytest into it"
-
-
-class CheckEnvironmentRequest(_Request):
-    """What check_environment accepts: nothing."""
-
-    tool: ClassVar[str] = "check_environment"
 
 
 class CheckEnvironment(Generic[T]):

@@ -10,7 +10,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 Outcome = Literal["passed", "failed", "skipped", "xfailed", "xpassed", "error"]
 Phase = Literal["setup", "call", "teardown"]
-Detail = Literal["summary", "failures", "all"]
 # Durations are kept to the millisecond: finer digits are timing noise, and cost bytes in every report.
 Seconds = Annotated[float, AfterValidator(lambda seconds: round(seconds, 3))]
 

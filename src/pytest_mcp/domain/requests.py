@@ -12,9 +12,10 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from pytest_mcp.domain.errors import FieldError, InvalidArguments
-from pytest_mcp.domain.models import Detail
 
 MAX_WORKERS = 64
+
+Detail = Literal["summary", "failures", "all"]
 
 
 @dataclass(frozen=True)
@@ -242,3 +243,9 @@ class DiscoverTestsRequest(_Request):
         _check_text(value, policy.max_node_id_length)
         _check_path(value.split("::", 1)[0], policy.root)
         return value
+
+
+class CheckEnvironmentRequest(_Request):
+    """What check_environment accepts: nothing."""
+
+    tool: ClassVar[str] = "check_environment"
