@@ -2,81 +2,45 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from importlib import import_module
+from typing import Any
 
 from dependency_injector import containers, providers
 from pydantic import SecretStr
 
 from pytest_mcp import __version__
-from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedRunner
-from pytest_mcp.adapters.mcp_environment_presenter import McpEnvironmentPresenter
-from pytest_mcp.adapters.mcp_presenter import McpPresenter
 from pytest_mcp.adapters.mcp_server import McpToolServer
-from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
-from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
-from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
 from pytest_mcp.adapters.stdio_transport import StdioTransport
 from pytest_mcp.adapters.structlog_logging import configure_logging
-from pytest_mcp.domain.check_environment import CheckEnvironment
-from pytest_mcp.domain.discover_tests import DiscoverTests
-from pytest_mcp.domain.execute_tests import ExecuteTests
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
-    from pytest_mcp.adapters.fake_runner import FakeTestRunner
-    from pytest_mcp.adapters.http_transport import HttpOptions, HttpTransport
-    from pytest_mcp.adapters.recording import DomainResults, Result, RunRecorder
 
 
 def _revealed(secret: SecretStr | None) -> str | None:
     return secret.get_secret_value() if secret is not None else None
 
 
-# Start-up speed: the default path (stdio, subprocess runner) is the only one whose adapters are
-# imported with this module. Every other adapter is imported by its factory below, when its
-# provider is first built, so `pytest-mcp` over stdio never loads the fakes, the recorder or HTTP.
+def _deferred(path: str) -> Callable[..., Any]:
+    """A factory for `pytest_mcp.<path>` (module, then class) that imports the module when a
+    provider first builds it.
+
+    Start-up speed: serving over stdio answers `tools/list` with only what this module imports
+    (the tool server, the request models, logging and the stdio transport). The use cases,
+    runners and presenters are imported by the first call that needs them (about 12 ms of every
+    start-up), and the default path never loads the fakes, the recorder or HTTP at all.
+    """
+    module, _, name = f"{__package__}.{path}".rpartition(".")
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        return getattr(import_module(module), name)(*args, **kwargs)
+
+    build.__qualname__ = build.__name__ = name
+    return build
 
 
-def _fake_runner() -> FakeTestRunner:
-    from pytest_mcp.adapters.fake_runner import FakeTestRunner
-
-    return FakeTestRunner()
-
-
-def _fake_probe(root: Path) -> FakeEnvironmentProbe:
-    from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
-
-    return FakeEnvironmentProbe(root=root)
-
-
-def _http_options(**options: Any) -> HttpOptions:
-    from pytest_mcp.adapters.http_transport import HttpOptions
-
-    return HttpOptions(**options)
-
-
-def _http_transport(options: HttpOptions, kind: Literal["http", "sse"]) -> HttpTransport:
-    from pytest_mcp.adapters.http_transport import HttpTransport
-
-    return HttpTransport(options=options, kind=kind)
-
-
-def _domain_results() -> DomainResults:
-    from pytest_mcp.adapters.recording import DomainResults
-
-    return DomainResults()
-
-
-def _recorder(
-    execute_tests: ExecuteTests[Result], discover_tests: DiscoverTests[Result], policy: RequestPolicy
-) -> RunRecorder:
-    from pytest_mcp.adapters.recording import RunRecorder
-
-    return RunRecorder(execute_tests=execute_tests, discover_tests=discover_tests, policy=policy)
+_ExecuteTests = _deferred("domain.execute_tests.ExecuteTests")
+_DiscoverTests = _deferred("domain.discover_tests.DiscoverTests")
 
 
 class Container(containers.DeclarativeContainer):
@@ -88,42 +52,59 @@ class Container(containers.DeclarativeContainer):
         RequestPolicy, root=config.root, default_timeout=config.timeout, max_timeout=config.max_timeout
     )
 
-    # Detected once, in the background from start-up on; the first call waits for it (ADR 0008).
-    interpreter = providers.Singleton(TargetInterpreter, root=config.root, explicit=config.python)
+    # Detected once, in the background from the first call that needs it on (ADR 0008).
+    interpreter = providers.Singleton(
+        _deferred("adapters.pytest_subprocess.interpreter.TargetInterpreter"), root=config.root, explicit=config.python
+    )
     resource_limits = providers.Singleton(
-        ResourceLimits, address_space_mb=config.rlimit_as_mb, cpu_seconds=config.rlimit_cpu_seconds
+        _deferred("adapters.pytest_subprocess.runner.ResourceLimits"),
+        address_space_mb=config.rlimit_as_mb,
+        cpu_seconds=config.rlimit_cpu_seconds,
     )
     subprocess_runner = providers.Singleton(
-        SubprocessPytestRunner, interpreter=interpreter, root=config.root, resource_limits=resource_limits
+        _deferred("adapters.pytest_subprocess.runner.SubprocessPytestRunner"),
+        interpreter=interpreter,
+        root=config.root,
+        resource_limits=resource_limits,
     )
-    fake_runner = providers.Singleton(_fake_runner)
+    fake_runner = providers.Singleton(_deferred("adapters.fake_runner.FakeTestRunner"))
     runner = providers.Singleton(
-        ConcurrencyLimitedRunner,
+        _deferred("adapters.concurrency_limit.ConcurrencyLimitedRunner"),
         inner=providers.Selector(config.runner, subprocess=subprocess_runner, fake=fake_runner),
         limit=config.max_concurrent_runs,
     )
 
-    presenter = providers.Singleton(McpPresenter, max_response_bytes=config.max_response_bytes)
-    execute_tests = providers.Factory(ExecuteTests, runner=runner, presenter=presenter, policy=policy)
-    discover_tests = providers.Factory(DiscoverTests, runner=runner, presenter=presenter, policy=policy)
-    subprocess_probe = providers.Singleton(SubprocessEnvironmentProbe, interpreter=interpreter, root=config.root)
-    fake_probe = providers.Singleton(_fake_probe, root=config.root)
+    presenter = providers.Singleton(
+        _deferred("adapters.mcp_presenter.McpPresenter"), max_response_bytes=config.max_response_bytes
+    )
+    execute_tests = providers.Factory(_ExecuteTests, runner=runner, presenter=presenter, policy=policy)
+    discover_tests = providers.Factory(_DiscoverTests, runner=runner, presenter=presenter, policy=policy)
+    subprocess_probe = providers.Singleton(
+        _deferred("adapters.pytest_subprocess.environment.SubprocessEnvironmentProbe"),
+        interpreter=interpreter,
+        root=config.root,
+    )
+    fake_probe = providers.Singleton(_deferred("adapters.fake_environment.FakeEnvironmentProbe"), root=config.root)
     environment_probe = providers.Selector(config.runner, subprocess=subprocess_probe, fake=fake_probe)
-    environment_presenter = providers.Singleton(McpEnvironmentPresenter)
+    environment_presenter = providers.Singleton(_deferred("adapters.mcp_environment_presenter.McpEnvironmentPresenter"))
     check_environment = providers.Factory(
-        CheckEnvironment, probe=environment_probe, presenter=environment_presenter, policy=policy
+        _deferred("domain.check_environment.CheckEnvironment"),
+        probe=environment_probe,
+        presenter=environment_presenter,
+        policy=policy,
     )
 
+    # The tool server gets the use cases' providers, and builds each one when a call needs it.
     tool_server = providers.Singleton(
         McpToolServer,
-        execute_tests=execute_tests,
-        discover_tests=discover_tests,
-        check_environment=check_environment,
+        execute_tests=execute_tests.provider,
+        discover_tests=discover_tests.provider,
+        check_environment=check_environment.provider,
         policy=policy,
         version=__version__,
     )
     http_options = providers.Singleton(
-        _http_options,
+        _deferred("adapters.http_transport.HttpOptions"),
         host=config.host,
         port=config.port,
         path=config.path,
@@ -135,16 +116,16 @@ class Container(containers.DeclarativeContainer):
     transport = providers.Selector(
         config.transport,
         stdio=providers.Factory(StdioTransport),
-        http=providers.Factory(_http_transport, options=http_options, kind="http"),
-        sse=providers.Factory(_http_transport, options=http_options, kind="sse"),
+        http=providers.Factory(_deferred("adapters.http_transport.HttpTransport"), options=http_options, kind="http"),
+        sse=providers.Factory(_deferred("adapters.http_transport.HttpTransport"), options=http_options, kind="sse"),
     )
 
     # `pytest-mcp record`: the same runner and use cases, presenting domain results in-process.
-    domain_results = providers.Singleton(_domain_results)
+    domain_results = providers.Singleton(_deferred("adapters.recording.DomainResults"))
     recorder = providers.Factory(
-        _recorder,
-        execute_tests=providers.Factory(ExecuteTests, runner=runner, presenter=domain_results, policy=policy),
-        discover_tests=providers.Factory(DiscoverTests, runner=runner, presenter=domain_results, policy=policy),
+        _deferred("adapters.recording.RunRecorder"),
+        execute_tests=providers.Factory(_ExecuteTests, runner=runner, presenter=domain_results, policy=policy),
+        discover_tests=providers.Factory(_DiscoverTests, runner=runner, presenter=domain_results, policy=policy),
         policy=policy,
     )
 

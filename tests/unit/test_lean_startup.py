@@ -12,12 +12,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedRunner
 from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
-from pytest_mcp.adapters.http_transport import HttpTransport
-from pytest_mcp.adapters.pytest_subprocess.interpreter import pytest_is_installed
-from pytest_mcp.adapters.recording import RunRecorder
+from pytest_mcp.adapters.http_transport import HttpOptions, HttpTransport
+from pytest_mcp.adapters.mcp_environment_presenter import McpEnvironmentPresenter
+from pytest_mcp.adapters.mcp_presenter import McpPresenter
+from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
+from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter, pytest_is_installed
+from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
+from pytest_mcp.adapters.recording import DomainResults, RunRecorder
 from pytest_mcp.container import create_container
+from pytest_mcp.domain.check_environment import CheckEnvironment
+from pytest_mcp.domain.discover_tests import DiscoverTests
+from pytest_mcp.domain.execute_tests import ExecuteTests
 from pytest_mcp.settings import Settings
 
 # Adapters the default path (stdio, subprocess runner) never needs; the container imports each
@@ -87,13 +97,57 @@ def _ready(*args: str, cwd: Path, path: str | None = None) -> dict[str, Any]:
     return ready
 
 
+# What the first call imports: the use cases, the result models, the runner and the presenters.
+# Listing the tools needs none of them (about 12 ms of every start-up).
+FIRST_CALL_ONLY = (
+    "pytest_mcp.domain.execute_tests",
+    "pytest_mcp.domain.discover_tests",
+    "pytest_mcp.domain.check_environment",
+    "pytest_mcp.domain.models",
+    "pytest_mcp.domain.runs",
+    "pytest_mcp.adapters.concurrency_limit",
+    "pytest_mcp.adapters.pytest_subprocess.runner",
+    "pytest_mcp.adapters.pytest_subprocess.interpreter",
+    "pytest_mcp.adapters.mcp_presenter",
+    "pytest_mcp.adapters.mcp_environment_presenter",
+)
+
+
 def test_serving_builds_no_domain_model_until_a_call_needs_it(tmp_path: Path) -> None:
     # The tool listing comes from tool_schemas.json; building the models' validators would cost
     # every start-up about 5 ms, so they are built (defer_build) on first use.
     ready = _ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
 
-    # With --python the interpreter choice is made, and its model built, before serving.
-    assert ready["built"] == ["pytest_mcp.domain.models.InterpreterChoice"]
+    assert ready["built"] == []
+
+
+def test_serving_imports_no_use_case_runner_or_result_model_until_a_call_needs_them(tmp_path: Path) -> None:
+    _, modules = _serve_until_ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
+
+    assert "pytest_mcp.domain.requests" in modules  # the tool listing's input schemas need it
+    assert sorted(modules.intersection(FIRST_CALL_ONLY)) == []
+
+
+@pytest.mark.parametrize("runner", ["subprocess", "fake"])
+def test_every_provider_the_container_defers_still_builds_what_it_names(tmp_path: Path, runner: str) -> None:
+    container = create_container(Settings(root=tmp_path, runner=runner, python=Path(sys.executable), transport="http"))
+    runners = {"subprocess": SubprocessPytestRunner, "fake": FakeTestRunner}
+    probes = {"subprocess": SubprocessEnvironmentProbe, "fake": FakeEnvironmentProbe}
+
+    assert isinstance(container.execute_tests(), ExecuteTests)
+    assert isinstance(container.discover_tests(), DiscoverTests)
+    assert isinstance(container.check_environment(), CheckEnvironment)
+    assert isinstance(container.runner(), ConcurrencyLimitedRunner)
+    assert isinstance(container.runner().inner, runners[runner])
+    assert isinstance(container.presenter(), McpPresenter)
+    assert isinstance(container.environment_probe(), probes[runner])
+    assert isinstance(container.environment_presenter(), McpEnvironmentPresenter)
+    assert isinstance(container.interpreter(), TargetInterpreter)
+    assert isinstance(container.resource_limits(), ResourceLimits)
+    assert isinstance(container.recorder(), RunRecorder)
+    assert isinstance(container.domain_results(), DomainResults)
+    assert isinstance(container.transport(), HttpTransport)
+    assert isinstance(container.http_options(), HttpOptions)
 
 
 def test_serving_over_stdio_imports_no_http_fake_or_recording_adapter_and_no_pytest(tmp_path: Path) -> None:
@@ -138,16 +192,6 @@ def test_serving_starts_without_waiting_for_a_slow_python3_on_path(tmp_path: Pat
 
     assert serving == "StdioTransport"
     assert time.monotonic() - started < 5, "start-up waited for python3 on PATH to answer"
-
-
-def test_the_adapters_off_the_stdio_path_are_still_built_when_chosen(tmp_path: Path) -> None:
-    container = create_container(Settings(root=tmp_path, runner="fake", transport="http"))
-
-    assert isinstance(container.fake_runner(), FakeTestRunner)
-    assert isinstance(container.environment_probe(), FakeEnvironmentProbe)
-    assert isinstance(container.transport(), HttpTransport)
-    assert isinstance(container.recorder(), RunRecorder)
-    assert container.http_options().host == "127.0.0.1"
 
 
 def test_the_python3_on_path_check_finds_pytest_without_importing_it(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 from pydantic import BaseModel
 
-from pytest_mcp.adapters.mcp_server import TOOL_MODELS, generated_schemas, shipped_schemas
+from pytest_mcp.adapters.mcp_server import TOOL_REQUESTS, generated_schemas, shipped_schemas
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 
@@ -16,7 +16,7 @@ def test_the_shipped_tool_schemas_are_the_ones_the_models_generate() -> None:
         "a request or result model changed what agents see: run `.venv/bin/python scripts/write-tool-schemas` "
         "and review the diff of src/pytest_mcp/adapters/tool_schemas.json"
     )
-    assert list(shipped_schemas()) == list(TOOL_MODELS)
+    assert list(shipped_schemas()) == list(TOOL_REQUESTS)
 
 
 @pytest.mark.anyio
@@ -29,6 +29,6 @@ async def test_listing_the_tools_generates_no_schema(tmp_path, monkeypatch: pyte
     async with Client(container.tool_server().server) as client:
         tools = (await client.list_tools()).tools
 
-    assert [tool.name for tool in tools] == list(TOOL_MODELS)
+    assert [tool.name for tool in tools] == list(TOOL_REQUESTS)
     execute = tools[0].input_schema
     assert execute["properties"]["timeout"]["anyOf"][0]["maximum"] == container.policy().max_timeout

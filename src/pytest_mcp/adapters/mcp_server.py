@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import structlog
@@ -29,15 +29,17 @@ from mcp_types import (
     RequestId,
     Tool,
 )
-from pydantic import BaseModel
 
-from pytest_mcp.domain.check_environment import CheckEnvironment, CheckEnvironmentRequest
-from pytest_mcp.domain.discover_tests import DiscoverTests
 from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
-from pytest_mcp.domain.execute_tests import ExecuteTests
-from pytest_mcp.domain.models import DiscoveryResult, EnvironmentResult, RunResult
-from pytest_mcp.domain.requests import DiscoverTestsRequest, ExecuteTestsRequest, RequestPolicy
+from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.ports.progress import ProgressSink
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from pytest_mcp.domain.check_environment import CheckEnvironment
+    from pytest_mcp.domain.discover_tests import DiscoverTests
+    from pytest_mcp.domain.execute_tests import ExecuteTests
 
 EXECUTION_ERROR = -32000
 """JSON-RPC server-defined error: pytest ran (or tried to) but gave no trustworthy result."""
@@ -45,27 +47,31 @@ EXECUTION_ERROR = -32000
 _audit = structlog.get_logger("pytest_mcp.audit")
 
 
-# Each tool's request and result models, in the order the tools are listed.
-TOOL_MODELS: dict[
-    str, tuple[type[ExecuteTestsRequest | DiscoverTestsRequest | CheckEnvironmentRequest], type[BaseModel]]
-] = {
-    "execute_tests": (ExecuteTestsRequest, RunResult),
-    "discover_tests": (DiscoverTestsRequest, DiscoveryResult),
-    "check_environment": (CheckEnvironmentRequest, EnvironmentResult),
+ToolRequest = ExecuteTestsRequest | DiscoverTestsRequest | CheckEnvironmentRequest
+
+# Each tool's request model, in the order the tools are listed.
+TOOL_REQUESTS: dict[str, type[ToolRequest]] = {
+    "execute_tests": ExecuteTestsRequest,
+    "discover_tests": DiscoverTestsRequest,
+    "check_environment": CheckEnvironmentRequest,
 }
 SCHEMAS_FILE = "tool_schemas.json"
+
+
+class _UseCase(Protocol):
+    def execute(self, request: Any, /, *args: Any) -> Awaitable[CallToolResult]: ...
 
 
 @dataclass(frozen=True)
 class _ToolBinding:
     name: str
     description: str
-    handler: Callable[..., Awaitable[CallToolResult]]
+    use_case: Callable[[], _UseCase]
     reports_progress: bool = False
 
     @property
-    def request_type(self) -> type[ExecuteTestsRequest | DiscoverTestsRequest | CheckEnvironmentRequest]:
-        return TOOL_MODELS[self.name][0]
+    def request_type(self) -> type[ToolRequest]:
+        return TOOL_REQUESTS[self.name]
 
 
 class McpProgress(ProgressSink):
@@ -111,9 +117,16 @@ def _argument_keys(arguments: Mapping[str, Any] | None) -> list[str]:
 
 def generated_schemas() -> dict[str, dict[str, Any]]:
     """Each tool's input schema (before the policy's limits) and output schema, from its models."""
+    from pytest_mcp.domain.models import DiscoveryResult, EnvironmentResult, RunResult  # not needed to serve
+
+    results: dict[str, type[BaseModel]] = {
+        "execute_tests": RunResult,
+        "discover_tests": DiscoveryResult,
+        "check_environment": EnvironmentResult,
+    }
     schemas: dict[str, dict[str, Any]] = {}
-    for name, (request_type, result_type) in TOOL_MODELS.items():
-        output = result_type.model_json_schema()
+    for name, request_type in TOOL_REQUESTS.items():
+        output = results[name].model_json_schema()
         output.pop("title", None)
         schemas[name] = {"input": request_type.base_schema(), "output": output}
     return schemas
@@ -139,13 +152,17 @@ class McpToolServer:
     reason; pytest endings without a result are -32000 whose message carries the essentials
     and whose data carries the structure; our own bugs are -32603 with a correlation id
     (the traceback goes to the log only).
+
+    Each use case is built by its provider when a call needs it, not with the server: listing
+    the tools needs only the request models and tool_schemas.json, so start-up imports no use
+    case, runner or result model (about 12 ms).
     """
 
     def __init__(
         self,
-        execute_tests: ExecuteTests[CallToolResult],
-        discover_tests: DiscoverTests[CallToolResult],
-        check_environment: CheckEnvironment[CallToolResult],
+        execute_tests: Callable[[], ExecuteTests[CallToolResult]],
+        discover_tests: Callable[[], DiscoverTests[CallToolResult]],
+        check_environment: Callable[[], CheckEnvironment[CallToolResult]],
         policy: RequestPolicy,
         version: str,
     ) -> None:
@@ -157,7 +174,7 @@ class McpToolServer:
                     "execute_tests",
                     "Run pytest on the project and return exact counts plus every non-passing test with "
                     "its location, message and trimmed traceback. Test failures are results, not errors.",
-                    execute_tests.execute,
+                    execute_tests,
                     reports_progress=True,
                 ),
                 _ToolBinding(
@@ -165,14 +182,14 @@ class McpToolServer:
                     "Collect tests without running them: node ids with their file, line and markers, the total, "
                     "and collection errors. A large collection lists the first tests that fit the answer's size "
                     "budget and counts the rest in omitted_tests; narrow it with path, keywords or markers.",
-                    discover_tests.execute,
+                    discover_tests,
                 ),
                 _ToolBinding(
                     "check_environment",
                     "Preflight, runs no tests: the interpreter pytest runs with and the rule that chose it, its "
                     "pytest and plugins, and the rootdir, configfile and testpaths pytest sees. When something "
                     "is missing, `problems` says what to install where; nothing is ever installed.",
-                    check_environment.execute,
+                    check_environment,
                 ),
             )
         }
@@ -225,10 +242,11 @@ class McpToolServer:
             )
         try:
             request = binding.request_type.parse(arguments, self._policy)
+            use_case = binding.use_case()
             if binding.reports_progress:
-                result = await binding.handler(request, progress)
+                result = await use_case.execute(request, progress)
             else:
-                result = await binding.handler(request)
+                result = await use_case.execute(request)
         except InvalidArguments as exc:
             errors = [{"field": error.field, "reason": error.reason} for error in exc.errors]
             log.warning("tool_call", outcome="invalid", errors=errors, duration_ms=elapsed())

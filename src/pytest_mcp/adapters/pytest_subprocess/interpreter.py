@@ -39,11 +39,10 @@ Locator = Callable[[Path, Mapping[str, str]], tuple[Path | None, str]]
 class TargetInterpreter:
     """The interpreter that runs pytest: given, or being detected in the background.
 
-    Detection starts when this is built (at start-up) and runs in a daemon thread, so the
-    server answers `initialize` and `tools/list` without waiting for it: its python3-on-PATH
-    rule starts that interpreter, which takes 40-130 ms and may take up to
-    PYTEST_CHECK_TIMEOUT. A call that needs the interpreter awaits `choice()`; by then the
-    detection has usually finished.
+    Detection starts when this is built (by the first call that needs an interpreter) and
+    runs in a daemon thread: its python3-on-PATH rule starts that interpreter, which takes
+    20-130 ms and may take up to PYTEST_CHECK_TIMEOUT. Every call that needs the interpreter
+    awaits `choice()`, cancellably; calls made meanwhile share the one detection.
     """
 
     def __init__(self, root: Path, explicit: Path | None = None, *, detect: Detect | None = None) -> None:
