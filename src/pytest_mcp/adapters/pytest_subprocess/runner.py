@@ -29,6 +29,11 @@ _PLUGIN_MISSING_MARK = "pytest-mcp: missing plugin:"
 # are not touched, so nothing leaks into processes the tests spawn. argv[1] is the plugin
 # directory, argv[2] the rlimits ("RLIMIT_AS=soft:hard,..."), argv[3] the required plugins
 # ("module=distribution,...").
+# The reporter is imported here, plainly, before pytest starts: pytest would import a module that
+# `-p` names through its assertion rewriter, which parses it into AST objects first, and the
+# garbage collections those cause cost about 35 ms of a small run (ADR 0001). Its docstring says
+# PYTEST_DONT_REWRITE, so pytest takes the imported module without a warning. The directory stays
+# on sys.path for pytest-xdist's workers, which import the reporter by name.
 BOOTSTRAP = (
     "import os,sys,runpy,importlib.util as u\n"
     "d,l,r=sys.argv.pop(1),sys.argv.pop(1),sys.argv.pop(1)\n"
@@ -42,6 +47,9 @@ BOOTSTRAP = (
     f"except ImportError as e:sys.stderr.write('{_PYTEST_MISSING_MARK} %s\\n'%e);sys.exit({PYTEST_MISSING_EXIT})\n"
     "for m,n in (x.split('=') for x in r.split(',') if x):\n"
     f" if u.find_spec(m) is None:sys.stderr.write('{_PLUGIN_MISSING_MARK} %s\\n'%n);sys.exit({PLUGIN_MISSING_EXIT})\n"
+    f"s=u.spec_from_file_location('{PLUGIN_MODULE}',os.path.join(d,'{PLUGIN_MODULE}.py'))\n"
+    "m=sys.modules[s.name]=u.module_from_spec(s)\n"
+    "s.loader.exec_module(m)\n"
     "runpy.run_module('pytest',run_name='__main__',alter_sys=True)"
 )
 

@@ -4,6 +4,10 @@ It must run on Python >= 3.9 and pytest >= 7 with nothing else installed, so it 
 standard library only. It writes one JSON object per line to the file given by
 ``--pytest-mcp-report``; the counts come from pytest's own terminal statistics, so they
 match the summary line exactly.
+
+PYTEST_DONT_REWRITE: pytest-mcp's bootstrap imports this module before pytest starts, and this
+marker tells pytest to take it as imported, without rewriting its asserts (it has none) and
+without warning that it could not.
 """
 
 import json
