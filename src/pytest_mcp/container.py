@@ -52,7 +52,7 @@ class Container(containers.DeclarativeContainer):
         RequestPolicy, root=config.root, default_timeout=config.timeout, max_timeout=config.max_timeout
     )
 
-    # Detected once, in the background from the first call that needs it on (ADR 0008).
+    # Detected once, in the background, starting with the first call that needs it (ADR 0008).
     interpreter = providers.Singleton(
         _deferred("adapters.pytest_subprocess.interpreter.TargetInterpreter"), root=config.root, explicit=config.python
     )
