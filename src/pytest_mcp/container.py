@@ -77,8 +77,8 @@ class Container(containers.DeclarativeContainer):
     presenter = providers.Singleton(
         _deferred("adapters.mcp_presenter.McpPresenter"), max_response_bytes=config.max_response_bytes
     )
-    execute_tests = providers.Factory(_ExecuteTests, runner=runner, presenter=presenter, policy=policy)
-    discover_tests = providers.Factory(_DiscoverTests, runner=runner, presenter=presenter, policy=policy)
+    execute_tests = providers.Singleton(_ExecuteTests, runner=runner, presenter=presenter, policy=policy)
+    discover_tests = providers.Singleton(_DiscoverTests, runner=runner, presenter=presenter, policy=policy)
     subprocess_probe = providers.Singleton(
         _deferred("adapters.pytest_subprocess.environment.SubprocessEnvironmentProbe"),
         interpreter=interpreter,
@@ -87,14 +87,14 @@ class Container(containers.DeclarativeContainer):
     fake_probe = providers.Singleton(_deferred("adapters.fake_environment.FakeEnvironmentProbe"), root=config.root)
     environment_probe = providers.Selector(config.runner, subprocess=subprocess_probe, fake=fake_probe)
     environment_presenter = providers.Singleton(_deferred("adapters.mcp_environment_presenter.McpEnvironmentPresenter"))
-    check_environment = providers.Factory(
+    check_environment = providers.Singleton(
         _deferred("domain.check_environment.CheckEnvironment"),
         probe=environment_probe,
         presenter=environment_presenter,
         policy=policy,
     )
 
-    # The tool server gets the use cases' providers, and builds each one when a call needs it.
+    # The tool server gets the use cases' providers, and builds each one when a call first needs it.
     tool_server = providers.Singleton(
         McpToolServer,
         execute_tests=execute_tests.provider,

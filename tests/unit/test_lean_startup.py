@@ -137,6 +137,9 @@ def test_every_provider_the_container_defers_still_builds_what_it_names(tmp_path
     assert isinstance(container.execute_tests(), ExecuteTests)
     assert isinstance(container.discover_tests(), DiscoverTests)
     assert isinstance(container.check_environment(), CheckEnvironment)
+    # One use case of each per server, built by the first call that needs it.
+    assert container.execute_tests() is container.execute_tests()
+    assert container.check_environment() is container.check_environment()
     assert isinstance(container.runner(), ConcurrencyLimitedRunner)
     assert isinstance(container.runner().inner, runners[runner])
     assert isinstance(container.presenter(), McpPresenter)

@@ -153,7 +153,7 @@ class McpToolServer:
     and whose data carries the structure; our own bugs are -32603 with a correlation id
     (the traceback goes to the log only).
 
-    Each use case is built by its provider when a call needs it, not with the server: listing
+    Each use case is built by its provider when a call first needs it, not with the server: listing
     the tools needs only the request models and tool_schemas.json, so start-up imports no use
     case, runner or result model (about 12 ms).
     """
