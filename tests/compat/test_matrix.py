@@ -41,7 +41,7 @@ RUNS = {
     "empty": ("empty", RunSpec()),
     "contract": ("contract", RunSpec()),
     "project-config": ("project_config", RunSpec()),
-    "subtests": ("subtests", RunSpec()),
+    "subtests": ("subtests", RunSpec(verbosity=0)),
     "subtests-quiet": ("subtests", RunSpec(verbosity=-1)),
 }
 

@@ -43,10 +43,10 @@ async def test_a_collection_error_interrupts_the_run_and_names_the_module(side: 
         "= short test summary info",
         f"ERROR {module}",
         "! Interrupted: 1 error during collection",
-        "= 1 error in Ns",
+        "1 error in Ns",
     ]
     assert data["stderr_tail"] == ""
-    assert data["command"][1:] == ["-m", "pytest", "--color=no", "--", module]
+    assert data["command"][1:] == ["-m", "pytest", "--color=no", "-q", "--", module]
 
 
 async def test_a_collection_error_is_part_of_a_discovery_answer(side: Side) -> None:
@@ -76,15 +76,16 @@ async def test_a_crash_names_the_signal_and_the_test_that_was_running(side: Side
     assert (data["reason"], data["exit_code"], data["signal"]) == ("crashed", None, "SIGSEGV")
     assert data["stderr_tail"].startswith("Fatal Python error: Segmentation fault\n\nCurrent thread 0x")
     assert f'File "{CONTRACT_ROOT}/failures/test_crash.py", line 5 in test_segfaults\n' in data["stderr_tail"]
-    assert terminal_lines(data["stdout_tail"]) == ["collected 1 item", "", "failures/test_crash.py"]
-    assert data["stdout_tail"].endswith("\nfailures/test_crash.py ")
+    assert data["stdout_tail"] == ""  # -q prints nothing before the first test's letter
 
 
 async def test_a_timeout_names_the_limit_and_keeps_what_pytest_printed(side: Side) -> None:
     if side.fake:
         side.fake.script("failures/test_hang.py::test_hangs", line=4).fail_with("timeout")
 
-    error = await side.error("execute_tests", {"node_ids": ["failures/test_hang.py"], "timeout": 1})
+    # At verbosity 0 pytest names the file before its first test starts; -q would print nothing yet.
+    arguments = {"node_ids": ["failures/test_hang.py"], "timeout": 1, "verbosity": 0}
+    error = await side.error("execute_tests", arguments)
 
     assert error.code == -32000
     assert error.message == (
@@ -110,8 +111,8 @@ async def test_an_internal_error_quotes_pytests_last_internalerror_line(side: Si
     assert set(data) == BASE_DATA
     assert (data["reason"], data["exit_code"], data["stderr_tail"]) == ("internal_error", 3, "")
     lines = [normalized(line) for line in data["stdout_tail"].rstrip().splitlines()]
-    assert lines[-3:] == ["INTERNALERROR> RuntimeError: boom in a hook", "", "= no tests ran in Ns"]
-    assert lines[0].startswith(("= test session starts", "[... "))
+    assert lines[-3:] == ["INTERNALERROR> RuntimeError: boom in a hook", "", "no tests ran in Ns"]
+    assert lines[0].startswith(("INTERNALERROR> Traceback", "[... "))
 
 
 @pytest.mark.parametrize("how", ["derived", "scripted"])
@@ -127,7 +128,7 @@ async def test_a_missing_file_is_pytests_usage_error(side: Side, how: str) -> No
     assert set(data) == BASE_DATA
     assert (data["reason"], data["exit_code"]) == ("usage_error", 4)
     assert data["stderr_tail"] == "ERROR: file or directory not found: tests/test_missing.py\n\n"
-    assert terminal_lines(data["stdout_tail"]) == ["collected 0 items", "", "= no tests ran in Ns"]
+    assert terminal_lines(data["stdout_tail"], start="") == ["", "no tests ran in Ns"]
 
 
 async def test_an_unknown_test_in_a_known_file_is_not_found_with_its_absolute_path(side: Side) -> None:
@@ -178,5 +179,5 @@ async def test_a_malformed_expression_is_pytests_usage_error_with_its_column(
 
     assert error.message == f"pytest reported a usage error: ERROR: {line}"
     assert error.error.data["stderr_tail"] == f"ERROR: {line}\n\n"
-    assert terminal_lines(error.error.data["stdout_tail"]) == ["collected 17 items", "", "= no tests ran in Ns"]
-    assert last_line(error.error.data["stdout_tail"]) == "= no tests ran in Ns"
+    assert terminal_lines(error.error.data["stdout_tail"], start="") == ["", "no tests ran in Ns"]
+    assert last_line(error.error.data["stdout_tail"]) == "no tests ran in Ns"

@@ -30,7 +30,7 @@ CONFIG = "tests/test_config.py"
 _VERBOSITY_FLAGS = {-1: ["-q"], 0: [], 1: ["-v"]}
 
 SELECTIONS = {
-    "subtests-default-verbosity": ("subtests", RunSpec()),
+    "subtests-verbosity-0": ("subtests", RunSpec(verbosity=0)),
     "subtests-quiet": ("subtests", RunSpec(verbosity=-1)),
     "subtests-verbose": ("subtests", RunSpec(verbosity=1)),
     "subtests-unittest-quiet": ("subtests", RunSpec(node_ids=(UNITTEST,), verbosity=-1)),
@@ -103,10 +103,10 @@ async def test_listed_reports_tally_to_the_test_counts(bare_python, make_runner,
 
 
 async def test_passing_subtests_are_counted_only_when_pytests_line_counts_them(bare_python, make_runner):
-    default, report = await observe(bare_python, make_runner, "subtests-default-verbosity")
+    plain, report = await observe(bare_python, make_runner, "subtests-verbosity-0")
     assert report.summary is not None
     assert report.summary.subtests_passed == 0
-    assert "subtests" not in default.stdout.strip().splitlines()[-1]
+    assert "subtests" not in plain.stdout.strip().splitlines()[-1]
 
     quiet, report = await observe(bare_python, make_runner, "subtests-quiet")
     assert report.summary is not None

@@ -106,11 +106,13 @@ async def test_a_timeout_keeps_the_reports_of_tests_that_finished_before_the_han
     built = runner().fail_with("timeout", node_id=C)
 
     report = await built.run(RunSpec(timeout=7, include_passed=True))
+    plain = await runner().fail_with("timeout", node_id=C).run(RunSpec(timeout=7, verbosity=0))
 
     assert report.termination.kind == "timed_out"
     assert report.duration == 7
     assert [t.node_id for t in report.tests] == [A, B]
-    assert report.stdout.endswith("\ntests/sub/test_c.py ")
+    assert report.stdout == ".F"  # -q: a letter per finished test
+    assert plain.stdout.endswith("\ntests/sub/test_c.py ")  # verbosity 0 names the file it is in
 
 
 async def test_a_kill_by_a_signal_faulthandler_does_not_handle_leaves_no_dump() -> None:

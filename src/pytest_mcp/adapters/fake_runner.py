@@ -570,7 +570,7 @@ class FakeTestRunner(TestRunner):
         deselected = len(collected) - len(selected)
         summary = Summary(total=len(selected), errors=1, deselected=deselected)
         terminal.collected(len(collected), deselected, [error])
-        if terminal.verbosity < 0:  # --collect-only -q lists what did collect
+        if isinstance(spec, CollectSpec):  # --collect-only -q lists what did collect
             terminal.collected_items([test.node_id for test in selected])
             words = collect_words(len(collected), deselected, 1, 0.0)
         else:

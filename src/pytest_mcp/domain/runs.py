@@ -18,7 +18,7 @@ class RunSpec(_Value):
     markers: str | None = None
     keywords: str | None = None
     maxfail: int | None = None
-    verbosity: int = 0
+    verbosity: int = -1  # `-q`: what the request defaults to
     show_capture: bool = True
     timeout: float = 300.0
     include_passed: bool = False
