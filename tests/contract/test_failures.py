@@ -89,14 +89,17 @@ async def test_a_timeout_names_the_limit_and_keeps_what_pytest_printed(side: Sid
 
     assert error.code == -32000
     assert error.message == (
-        "pytest did not finish within 1s and was stopped with all its child processes; "
-        "run fewer tests or pass a larger timeout"
+        "pytest did not finish within 1s and was stopped with all its child processes while running "
+        "test_hangs (test_hang.py:5); run fewer tests or pass a larger timeout"
     )
     data = error.error.data
     assert set(data) == BASE_DATA
-    assert (data["reason"], data["exit_code"], data["stderr_tail"]) == ("timeout", None, "")
+    assert (data["reason"], data["exit_code"]) == ("timeout", None)
     assert 1 <= data["duration"] < 10
     assert data["stdout_tail"].endswith("collected 1 item\n\nfailures/test_hang.py ")
+    # faulthandler's dump of every thread, which the runner asks for before it kills the run.
+    assert data["stderr_tail"].startswith("Current thread 0x")
+    assert f'File "{CONTRACT_ROOT}/failures/test_hang.py", line 5 in test_hangs\n' in data["stderr_tail"]
 
 
 async def test_an_internal_error_quotes_pytests_last_internalerror_line(side: Side) -> None:

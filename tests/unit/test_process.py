@@ -136,3 +136,25 @@ async def test_a_process_outside_the_group_holding_the_pipe_open_does_not_hold_t
     assert outcome.returncode == 0
     assert outcome.stdout == "parent done\n"
     assert outcome.duration < 5
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("dump", [True, False])
+async def test_an_overrun_is_sent_the_dump_signal_before_its_group_is_killed(dump: bool) -> None:
+    code = (
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGUSR1, lambda *_: os.write(2, b'where I am\\n'))\n"
+        "print('ready', flush=True)\n"
+        "while True: time.sleep(0.01)\n"
+    )
+    outcome = await run_in_process_group(
+        _python(code),
+        cwd=Path.cwd(),
+        timeout=1.0,
+        limits=OutputLimits(),
+        dump_signal=signal.SIGUSR1 if dump else None,
+    )
+
+    assert (outcome.timed_out, outcome.stdout) == (True, "ready\n")
+    assert outcome.stderr == ("where I am\n" if dump else "")
+    assert outcome.duration < 5

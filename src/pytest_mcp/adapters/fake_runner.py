@@ -354,7 +354,9 @@ class FakeTestRunner(TestRunner):
         call of either kind takes it.
 
         - `timeout`: the test `node_id` (default: the first selected) never finishes; the
-          tests before it have run. The error names the call's timeout.
+          tests before it have run. The error names the call's timeout, and the test from the
+          stack faulthandler dumps when the runner signals the overrunning run (at `line`, as
+          for a crash).
         - `crash`: pytest is killed by `signal` (default SIGSEGV) while running `node_id`
           (default: the first selected test); faulthandler's dump names it at `line` (default:
           the line after the test's scripted `line`, the first line of its body). Signals
@@ -615,16 +617,13 @@ class FakeTestRunner(TestRunner):
                 duration=spec.timeout,
                 tests=finished,
                 stdout=terminal.text(),
+                stderr=self._stack_dump(failure, victim),
             )
         signal = failure.signal or "SIGSEGV"
         stderr = ""
         title = _FAULTHANDLER_TITLES.get(signal)
         if title is not None:
-            stderr = f"Fatal Python error: {title}\n\nCurrent thread 0x00007f0000000001 (most recent call first):\n"
-            if victim is not None:
-                line = failure.line or (victim.line + 1 if victim.line else 1)
-                stderr += f'  File "{self._root or "."}/{victim.file}", line {line} in {victim.function}\n'
-            stderr += "\n"
+            stderr = f"Fatal Python error: {title}\n\n{self._stack_dump(failure, victim)}"
         return RunReport(
             termination=Termination(kind="signalled", signal=signal),
             command=command,
@@ -633,6 +632,14 @@ class FakeTestRunner(TestRunner):
             stdout=terminal.text(),
             stderr=stderr,
         )
+
+    def _stack_dump(self, failure: _PendingFailure, victim: ScriptedTest | None) -> str:
+        """faulthandler's dump of the main thread, down to the test it was in (none while collecting)."""
+        dump = "Current thread 0x00007f0000000001 (most recent call first):\n"
+        if victim is not None:
+            line = failure.line or (victim.line + 1 if victim.line else 1)
+            dump += f'  File "{self._root or "."}/{victim.file}", line {line} in {victim.function}\n'
+        return dump + "\n"
 
     @staticmethod
     def _usage_error(error: _UsageError, command: tuple[str, ...], terminal: FakeTerminal) -> RunReport:

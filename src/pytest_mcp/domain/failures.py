@@ -48,10 +48,12 @@ def execution_failure(
         signal=termination.signal,
     )
     if termination.kind == "timed_out":
+        where = _dumped_site(stderr)
         return ExecutionFailed(
             "timeout",
-            f"pytest did not finish within {timeout:g}s and was stopped with all its child processes; "
-            "run fewer tests or pass a larger timeout",
+            f"pytest did not finish within {timeout:g}s and was stopped with all its child processes"
+            + (f" while running {where}" if where else "")
+            + "; run fewer tests or pass a larger timeout",
             details,
         )
     if termination.kind == "pytest_unavailable":
@@ -65,7 +67,7 @@ def execution_failure(
             details,
         )
     if termination.kind == "signalled":
-        where = _crash_site(stderr)
+        where = _dumped_site(stderr)
         hint = _SIGNAL_HINTS.get(termination.signal or "", "")
         return ExecutionFailed(
             "crashed",
@@ -104,8 +106,12 @@ def execution_failure(
     )
 
 
-def _crash_site(stderr: str) -> str | None:
-    """The innermost test frame faulthandler printed for the crashing thread, if any."""
+def _dumped_site(stderr: str) -> str | None:
+    """The innermost project frame of the last thread faulthandler dumped (the main thread), if any.
+
+    faulthandler dumps on a fatal signal, and on the signal a runner sends before it kills a run
+    that overran its timeout.
+    """
     marker = stderr.rfind("most recent call first")
     if marker < 0:
         return None

@@ -86,6 +86,10 @@ _BURST = 16 * _CHUNK
 # (/proc/sys/fs/pipe-max-size, 1 MiB by default), each pipe holds 1 MiB: 20 MB/s before a
 # writer waits, and past that the flood rule reads as it comes.
 _PIPE_BYTES = 1024 * 1024
+# How long a process that overran is given to answer `dump_signal` before its group is killed.
+# faulthandler writes its dump from the signal handler itself, in well under a millisecond; the
+# rest is for a loaded machine to schedule it.
+_DUMP_SECONDS = 0.2
 
 
 def _widen(fd: int) -> None:
@@ -156,13 +160,15 @@ async def run_in_process_group(
     timeout: float,
     limits: OutputLimits,
     while_running: Callable[[], Awaitable[None]] | None = None,
+    dump_signal: signal.Signals | None = None,
 ) -> ProcessOutcome:
     """Run `argv` with no stdin, in a new session, and kill its whole group when it ends.
 
     The group is killed on every way out: normal exit (stragglers a test left behind),
     timeout, and cancellation of the calling task. Raises OSError if the command cannot
     be started at all. `while_running`, if given, runs alongside and is cancelled when the
-    process ends.
+    process ends. `dump_signal`, if given, is sent to the process when the timeout passes,
+    _DUMP_SECONDS before its group is killed, so that it can say where it was (on stderr).
     """
     out = BoundedBuffer(limits.stdout_head, limits.stdout_tail)
     err = BoundedBuffer(limits.stderr_head, limits.stderr_tail)
@@ -205,6 +211,11 @@ async def run_in_process_group(
                     await process.wait()
                 companion.cancel()
                 timed_out = deadline.cancelled_caught
+                if timed_out and dump_signal is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(process.pid, dump_signal)
+                    with anyio.move_on_after(_DUMP_SECONDS):
+                        await process.wait()
                 # Whether pytest exited or overran, nothing it started may outlive it; once the
                 # group is dead, the readers take what is left in the pipes and finish.
                 _kill_group(pgid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,8 +35,13 @@ _PLUGIN_MISSING_MARK = "pytest-mcp: missing plugin:"
 # garbage collections those cause cost about 35 ms of a small run (ADR 0001). Its docstring says
 # PYTEST_DONT_REWRITE, so pytest takes the imported module without a warning. The directory stays
 # on sys.path for pytest-xdist's workers, which import the reporter by name.
+# DUMP_SIGNAL makes faulthandler write every thread's stack to the stderr pytest was started with
+# (a duplicate of it: pytest captures fd 2 while a test runs); the runner sends it when a run
+# overruns its timeout, just before killing it, so the error can say which test it was stuck in.
+DUMP_SIGNAL = signal.SIGUSR1
 BOOTSTRAP = (
-    "import os,sys,runpy,importlib.util as u\n"
+    "import os,sys,runpy,signal,faulthandler,importlib.util as u\n"
+    f"faulthandler.register(signal.{DUMP_SIGNAL.name},file=os.fdopen(os.dup(2),'w'),all_threads=True)\n"
     "d,l,r=sys.argv.pop(1),sys.argv.pop(1),sys.argv.pop(1)\n"
     "if l:\n"
     " import resource\n"
@@ -205,6 +211,7 @@ class SubprocessPytestRunner(TestRunner):
                     timeout=timeout,
                     limits=self._limits,
                     while_running=follower.follow if follower is not None else None,
+                    dump_signal=DUMP_SIGNAL,
                 )
             except OSError as exc:
                 reason = exc.strerror or exc.__class__.__name__
