@@ -180,6 +180,35 @@ async def test_crash_message_names_the_test_faulthandler_saw(policy: RequestPoli
     )
 
 
+@pytest.mark.parametrize(
+    ("stderr", "where"),
+    [
+        (
+            "Thread 0x02 (most recent call first):\n"
+            '  File "/usr/lib/python3.11/threading.py", line 320 in wait\n\n'
+            "Current thread 0x01 (most recent call first):\n"
+            '  File "/usr/lib/python3.11/socket.py", line 706 in readinto\n'
+            '  File "/proj/tests/test_net.py", line 9 in test_download\n',
+            " while running test_download (test_net.py:9)",
+        ),
+        ("", ""),  # no dump: the signal went unanswered (an xdist controller, a test's own handler)
+    ],
+    ids=["dumped", "no-dump"],
+)
+async def test_timeout_message_names_the_test_faulthandler_dumped_when_there_is_one(
+    policy: RequestPolicy, stderr: str, where: str
+) -> None:
+    report = RunReport(termination=Termination(kind="timed_out"), command=("py",), duration=30.0, stderr=stderr)
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await run(ScriptedEnding(report), policy)
+
+    assert caught.value.message == (
+        f"pytest did not finish within 30s and was stopped with all its child processes{where}; "
+        "run fewer tests or pass a larger timeout"
+    )
+
+
 def long_run(exit_code: int, *, failed: int = 0, collection_errors: int = 0) -> RunReport:
     from pytest_mcp.domain.models import CollectionError, Summary
 
