@@ -12,6 +12,7 @@ import contextlib
 import ipaddress
 import json
 import os
+import re
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +21,11 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 DEFAULT_TIMEOUT = 300
+MIN_TOKEN_LENGTH = 32
+"""Characters in a bearer token: 32 hex digits are 128 bits, what `secrets.token_hex(16)` gives."""
+TOKEN_RECIPE = "python3 -c 'import secrets; print(secrets.token_hex(32))'"  # noqa: S105 - how to make a token, not one
+# RFC 6750's b64token: what may follow `Bearer ` in an Authorization header.
+_BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 FILE_TABLE = "tool.pytest-mcp"
 ENV_PREFIX = "PYTEST_MCP_"
 _NOT_FROM_FILE = {
@@ -101,6 +107,15 @@ class Settings(BaseModel):
             raise ValueError("/healthz is reserved for the health check")
         return value
 
+    @field_validator("auth_token")
+    @classmethod
+    def _usable_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            problem = token_problem(value.get_secret_value())
+            if problem:
+                raise ValueError(f"PYTEST_MCP_AUTH_TOKEN {problem}")
+        return value
+
     @model_validator(mode="after")
     def _timeout_within_maximum(self) -> Self:
         if self.timeout > self.max_timeout:
@@ -109,11 +124,10 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _no_unauthenticated_public_bind(self) -> Self:
-        if self.transport != "stdio" and self.auth_token is None and not is_loopback(self.host):
-            raise ValueError(
-                f"refusing to serve on {self.host} without authentication: anyone who can reach it could run "
-                "this project's tests; set PYTEST_MCP_AUTH_TOKEN, or bind to 127.0.0.1"
-            )
+        if self.transport != "stdio":
+            problem = exposure_problem(self.host, self.auth_token is not None)
+            if problem:
+                raise ValueError(problem)
         return self
 
     def for_display(self) -> dict[str, Any]:
@@ -121,6 +135,35 @@ class Settings(BaseModel):
         shown = self.model_dump(mode="json")
         shown["auth_token"] = "********" if self.auth_token is not None else None
         return shown
+
+
+def token_problem(token: str) -> str | None:
+    """Why `token` cannot protect an HTTP endpoint, or None. Never quotes the token.
+
+    An empty token must not mean "no authentication": `$(openssl rand -hex 32)` without openssl
+    gives exactly that.
+    """
+    fix = f"; set it to a random value, e.g. $({TOKEN_RECIPE}), or unset it"
+    if not token.strip():
+        return "is set but empty" + fix
+    if len(token) < MIN_TOKEN_LENGTH:
+        return f"is {len(token)} characters long; the minimum is {MIN_TOKEN_LENGTH}" + fix
+    if not _BEARER_TOKEN.fullmatch(token):
+        return (
+            "may hold only letters, digits and - . _ ~ + / (with any '=' at the end), as a bearer token "
+            "must; no spaces" + fix
+        )
+    return None
+
+
+def exposure_problem(host: str, authenticated: bool) -> str | None:
+    """Why serving HTTP on `host` would be unsafe, or None: beyond loopback, a token is required."""
+    if authenticated or is_loopback(host):
+        return None
+    return (
+        f"refusing to serve on {host} without authentication: anyone who can reach it could run "
+        "this project's tests; set PYTEST_MCP_AUTH_TOKEN, or bind to 127.0.0.1"
+    )
 
 
 def is_loopback(host: str) -> bool:

@@ -37,7 +37,7 @@ from pytest_mcp import __version__
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-TOKEN = "e2e-token-1f3c9a"
+TOKEN = "e2e-token-1f3c9a-0123456789abcdef0123"
 PROJECT = {
     "test_mixed.py": """
         import pytest
@@ -227,6 +227,24 @@ def test_binding_to_all_interfaces_without_a_token_is_refused(tmp_path: Path) ->
     assert completed.returncode == 2
     assert "refusing to serve on 0.0.0.0 without authentication" in completed.stderr
     assert "PYTEST_MCP_AUTH_TOKEN" in completed.stderr
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+@pytest.mark.parametrize("token", ["", "  ", "too-short"])
+def test_an_empty_or_short_token_never_serves_unauthenticated(tmp_path: Path, transport: str, token: str) -> None:
+    """`PYTEST_MCP_AUTH_TOKEN= pytest-mcp --transport http --host 0.0.0.0` used to serve with no auth at all."""
+    port = str(free_port())
+    completed = subprocess.run(
+        [console_script(), "--root", str(tmp_path), "--transport", transport, "--host", "0.0.0.0", "--port", port],
+        capture_output=True,
+        text=True,
+        env=clean_env({"PYTEST_MCP_AUTH_TOKEN": token}),
+        timeout=20,
+    )
+
+    assert completed.returncode == 2
+    assert "auth_token: PYTEST_MCP_AUTH_TOKEN" in completed.stderr
+    assert "the minimum is 32" in completed.stderr or "is set but empty" in completed.stderr
 
 
 async def test_healthz_answers_without_auth_and_says_only_the_version(tmp_path: Path) -> None:

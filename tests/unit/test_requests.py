@@ -54,6 +54,70 @@ def test_hostile_node_ids_are_rejected_naming_the_field(node_id: str, reason: st
     assert reason in fields["node_ids"]
 
 
+@pytest.mark.parametrize(
+    "value",
+    ["@/etc/passwd", "@/proc/self/environ", "@list.txt", "@tests", "@/dev/zero", "@fifo::test_x"],
+)
+def test_a_response_file_is_rejected_for_node_ids_and_path(value: str, policy: RequestPolicy) -> None:
+    """pytest 8.2+ reads `@FILE` as more arguments, even after `--`: no value may start with '@'."""
+    (policy.root / "@list.txt").write_text("../outside/test_x.py\n")
+
+    node_ids = rejected_fields({"node_ids": [value]}, policy)["node_ids"]
+    path = rejected_fields({"path": value}, policy, DiscoverTestsRequest)["path"]
+
+    for reason in (node_ids, path):
+        assert "starts with '@'" in reason
+        assert "file of further arguments" in reason
+
+
+@pytest.mark.parametrize("field", ["markers", "keywords"])
+@pytest.mark.parametrize(("value", "reason"), [("@args", "starts with '@'"), ("=slow", "starts with '='")])
+def test_expressions_that_argparse_would_reread_are_rejected(
+    field: str, value: str, reason: str, policy: RequestPolicy
+) -> None:
+    """`-k=slow` is read by argparse as `-k slow`: the '=' would vanish from the expression."""
+    assert reason in rejected_fields({field: value}, policy)[field]
+
+
+def test_a_symlink_followed_by_dotdot_is_judged_as_pytest_reads_it(policy: RequestPolicy, tmp_path: Path) -> None:
+    """pytest removes `..` lexically before the OS follows links; Path.resolve() follows links first.
+
+    With `deep -> a/b/c`, resolve() puts `deep/../../outside` at ROOT/a/outside, inside the root,
+    while pytest reads ROOT/../outside.
+    """
+    (policy.root / "a" / "b" / "c").mkdir(parents=True)
+    os.symlink("a/b/c", policy.root / "deep")
+    (policy.root / "a" / "outside").mkdir()
+
+    fields = rejected_fields({"node_ids": ["deep/../../outside/test_x.py::test_x"]}, policy)
+    path = rejected_fields({"path": "deep/../../outside"}, policy, DiscoverTestsRequest)["path"]
+
+    assert "outside the project root" in fields["node_ids"]
+    assert "outside the project root" in path
+
+
+def test_the_path_part_is_checked_the_way_every_pytest_version_splits_it(policy: RequestPolicy) -> None:
+    """pytest < 8 takes the path up to `::`; later versions stop at the first `[` as well."""
+    accepted = ExecuteTestsRequest.parse({"node_ids": ["tests/t.py::test_z[x/../../../../etc]"]}, policy)
+    assert accepted.node_ids == ["tests/t.py::test_z[x/../../../../etc]"]
+
+    reason = rejected_fields({"node_ids": ["tests[/../../../outside/t.py"]}, policy)["node_ids"]
+    assert "outside the project root" in reason
+
+    # Whole, this climbs out and back in; cut at `[`, as pytest 8 and 9 cut it, it stays out.
+    back_in = f"../outside[/../{policy.root.name}/tests"
+    assert "outside the project root" in rejected_fields({"node_ids": [back_in]}, policy)["node_ids"]
+
+
+def test_a_path_that_stays_inside_both_ways_is_accepted(policy: RequestPolicy) -> None:
+    (policy.root / "a" / "b").mkdir(parents=True)
+    os.symlink("a/b", policy.root / "inner")
+
+    request = ExecuteTestsRequest.parse({"node_ids": ["inner/../tests", "a/b/../../tests::t"]}, policy)
+
+    assert request.node_ids == ["inner/../tests", "a/b/../../tests::t"]
+
+
 def test_a_symlink_that_escapes_the_root_is_rejected(policy: RequestPolicy, tmp_path_factory: Any) -> None:
     outside = tmp_path_factory.mktemp("outside")
     os.symlink(outside, policy.root / "tests" / "escape")

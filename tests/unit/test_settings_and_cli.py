@@ -9,6 +9,8 @@ from pytest_mcp import __version__
 from pytest_mcp.cli import main
 from pytest_mcp.settings import Settings
 
+TOKEN = "unit-test-token-0123456789abcdef0123"
+
 
 def test_cli_flags_override_environment_which_overrides_defaults(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -121,7 +123,7 @@ def test_the_project_file_cannot_set_secrets_or_unknown_keys(
 def test_print_config_shows_effective_settings_with_the_token_masked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("PYTEST_MCP_AUTH_TOKEN", "s3cret-value")
+    monkeypatch.setenv("PYTEST_MCP_AUTH_TOKEN", "s3cret-value" * 4)
 
     with pytest.raises(SystemExit) as exited:
         main(["--root", str(tmp_path), "--transport", "http", "--allowed-host", "a.example", "--print-config"])
@@ -143,9 +145,49 @@ def test_a_public_bind_without_a_token_is_refused_and_loopback_is_fine(tmp_path:
     with pytest.raises(ValueError, match=f"refusing to serve on {host} without authentication"):
         Settings(root=tmp_path, transport="http", host=host)
 
-    assert Settings(root=tmp_path, transport="http", host=host, auth_token="t").host == host
+    assert Settings(root=tmp_path, transport="http", host=host, auth_token=TOKEN).host == host
     assert Settings(root=tmp_path, transport="sse", host="::1").host == "::1"
     assert Settings(root=tmp_path, transport="stdio", host=host).host == host  # stdio binds nothing
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http", "sse"])
+@pytest.mark.parametrize(
+    ("token", "reason"),
+    [
+        ("", "is set but empty"),
+        ("   ", "is set but empty"),
+        ("short-token", "is 11 characters long; the minimum is 32"),
+        ("x" * 31, "is 31 characters long; the minimum is 32"),
+        ("a" * 20 + " " + "b" * 20, "may hold only letters, digits and - . _ ~ + / (with any '=' at the end)"),
+        ("ü" * 40, "may hold only letters, digits"),
+    ],
+    ids=["empty", "blank", "short", "one-short", "a-space", "not-ascii"],
+)
+def test_an_unusable_token_is_refused_at_start_on_every_transport(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    transport: str,
+    token: str,
+    reason: str,
+) -> None:
+    """An empty token once meant an unauthenticated public server: start-up tested `is not None`."""
+    monkeypatch.setenv("PYTEST_MCP_AUTH_TOKEN", token)
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tmp_path), "--transport", transport, "--host", "0.0.0.0", "--print-config"])
+
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "auth_token: PYTEST_MCP_AUTH_TOKEN " in error
+    assert reason in error
+    assert "secrets.token_hex(32)" in error
+    if token.strip():
+        assert token not in error
+
+
+def test_a_token_of_the_minimum_length_is_accepted(tmp_path: Path) -> None:
+    assert Settings(root=tmp_path, transport="http", host="0.0.0.0", auth_token="A1-._~+/" * 4).auth_token is not None
 
 
 def test_the_token_has_no_command_line_flag(capsys: pytest.CaptureFixture[str]) -> None:

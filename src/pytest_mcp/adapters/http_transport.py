@@ -19,6 +19,7 @@ from mcp.server import Server
 
 from pytest_mcp.adapters.pytest_subprocess.process import kill_all_process_groups
 from pytest_mcp.adapters.shutdown_signals import ShutdownSignals
+from pytest_mcp.settings import exposure_problem, token_problem
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -46,6 +47,12 @@ class HttpOptions:
     auth_token: str | None = field(default=None, repr=False)
     version: str = ""
 
+    def __post_init__(self) -> None:
+        # The settings refuse this too; this holds for whoever builds the options in-process.
+        problem = exposure_problem(self.host, self.auth_token is not None)
+        if problem:
+            raise ValueError(problem)
+
     def host_allow_list(self) -> list[str]:
         """Loopback on any port, plus whatever was configured (`name` or `name:port`)."""
         allowed = [f"{host}:*" for host in LOOPBACK_HOSTS] + list(LOOPBACK_HOSTS)
@@ -67,6 +74,9 @@ class BearerTokenAuth:
     """
 
     def __init__(self, app: ASGIApp, token: str, exempt: tuple[str, ...] = (HEALTH_PATH,)) -> None:
+        problem = token_problem(token)
+        if problem:
+            raise ValueError(f"the auth token {problem}")
         self._app = app
         self._digest = hashlib.sha256(token.encode()).digest()
         self._exempt = exempt
@@ -169,7 +179,7 @@ class HttpTransport:
     def app(self, server: Server[Any]) -> ASGIApp:
         build = streamable_http_app if self._kind == "http" else sse_app
         app: ASGIApp = build(server, self._options)
-        if self._options.auth_token:
+        if self._options.auth_token is not None:
             app = BearerTokenAuth(app, self._options.auth_token)
         return app
 
@@ -204,7 +214,7 @@ class HttpTransport:
                 transport=self._kind,
                 url=f"http://{self._options.host}:{self._options.port}{self._options.path}",
                 stateless=self._options.stateless,
-                auth=bool(self._options.auth_token),
+                auth=self._options.auth_token is not None,
             )
             await web.serve()
             group.cancel_scope.cancel()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -61,21 +62,61 @@ def _check_text(value: str, max_length: int) -> str:
 
 
 def _check_not_an_option(value: str) -> str:
-    # pytest scans its raw argv for `-p<plugin>` before parsing, so nothing we pass may look
-    # like an option, even where it is an option's value.
+    """Refuse a value that pytest's command line would read as something other than itself.
+
+    pytest scans its raw argv for `-p<plugin>` before parsing, `--` or not, so nothing we pass may
+    start with '-', even where it is an option's value. From pytest 8.2 on, argparse reads an
+    argument starting with '@' as a file of further arguments (a response file), after `--` too.
+    architecture/security.md lists every such reading and where it is refused.
+    """
     if value.startswith("-"):
         raise ValueError("starts with '-', which pytest would read as an option")
+    if value.startswith("@"):
+        raise ValueError("starts with '@', which pytest (8.2 and later) would read as a file of further arguments")
     return value
 
 
+def _check_expression(value: str) -> str:
+    # Expressions are attached to their option (`-kEXPR`); argparse reads `-k=EXPR` as `-k EXPR`.
+    _check_not_an_option(value)
+    if value.startswith("="):
+        raise ValueError("starts with '=', which pytest's option parser would drop")
+    return value
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _path_parts(node_id: str) -> set[str]:
+    """The path part of a node id, as each supported pytest reads it.
+
+    pytest 7 takes everything before the first `::`; later versions first cut at the first `[`
+    (where a parametrized id begins), then at `::`.
+    """
+    return {node_id.split("::", 1)[0], node_id.partition("[")[0].split("::", 1)[0]}
+
+
 def _check_path(value: str, root: Path) -> str:
-    """Accept a path relative to `root` that stays inside it after symlinks are followed."""
+    """Accept a node id or path whose path part stays inside `root` however it is read.
+
+    pytest makes a path absolute lexically (`os.path.abspath`: `..` removed before any symlink
+    is followed) against its working directory, the real root, and then the OS follows the
+    symlinks left in it. `Path.resolve()` follows symlinks first, so `deep/../../x` with
+    `deep -> a/b/c` resolves inside the root while pytest reads ROOT/../x. Every reading must
+    stay inside: the lexical path, what the OS makes of it, and what the OS makes of the raw one.
+    """
     _check_not_an_option(value)
     if value.startswith(("/", "\\")) or PurePosixPath(value).is_absolute() or (len(value) > 1 and value[1] == ":"):
         raise ValueError("is an absolute path; give a path relative to the project root")
-    resolved = (root / value).resolve()
-    if resolved != root and root not in resolved.parents:
-        raise ValueError("resolves outside the project root")
+    real_root = os.path.realpath(root)
+    for part in _path_parts(value):
+        lexical = os.path.normpath(os.path.join(real_root, part))
+        if not _inside(lexical, real_root):
+            raise ValueError("leads outside the project root")
+        for followed in (os.path.realpath(lexical), os.path.realpath(os.path.join(real_root, part))):
+            if not _inside(followed, real_root):
+                raise ValueError("leads outside the project root through a symbolic link")
     return value
 
 
@@ -129,7 +170,7 @@ class _Request(BaseModel):
     def _expression(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return None
-        return _check_not_an_option(_check_text(value, cls._policy(info).max_expression_length))
+        return _check_expression(_check_text(value, cls._policy(info).max_expression_length))
 
 
 def _field_error(model: type[BaseModel], err: Any) -> FieldError:
@@ -194,7 +235,7 @@ class ExecuteTestsRequest(_Request):
         for index, node_id in enumerate(value):
             try:
                 _check_text(node_id, policy.max_node_id_length)
-                _check_path(node_id.split("::", 1)[0], policy.root)
+                _check_path(node_id, policy.root)
             except ValueError as exc:
                 problems.append(f"[{index}] {exc}")
         if problems:
@@ -247,7 +288,7 @@ class DiscoverTestsRequest(_Request):
             return None
         policy = cls._policy(info)
         _check_text(value, policy.max_node_id_length)
-        _check_path(value.split("::", 1)[0], policy.root)
+        _check_path(value, policy.root)
         return value
 
 
