@@ -98,10 +98,20 @@ class McpProgress(ProgressSink):
 
 
 def _progress_for(ctx: ServerRequestContext[Any]) -> McpProgress | None:
-    meta: Mapping[str, Any] = ctx.meta or {}
-    token = meta.get("progress_token", meta.get("progressToken"))
-    if isinstance(token, bool) or not isinstance(token, (str, int)):
+    """The request's progress sink, or None when it asked for no progress.
+
+    The token is read as the client sent it: the SDK's model would have turned `true` into 1.
+    """
+    raw_meta = (ctx.params or {}).get("_meta")
+    token = raw_meta.get("progressToken") if isinstance(raw_meta, Mapping) else None
+    if token is None:
         return None
+    if isinstance(token, bool) or not isinstance(token, str | int):
+        raise MCPError(
+            code=INVALID_PARAMS,
+            message="_meta.progressToken: must be a string or an integer",
+            data={"errors": [{"field": "_meta.progressToken", "reason": "must be a string or an integer"}]},
+        )
     return McpProgress(ctx.session, token, ctx.request_id)
 
 
