@@ -7,6 +7,7 @@ agree. What differs between versions is pytest's own behaviour, asserted per ver
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -25,7 +26,7 @@ from tests.integration.oracle import (
     run_args,
     summary_words,
 )
-from tests.integration.support import alongside, collect, project, run
+from tests.integration.support import alongside, collect, fired, linked_project, project, run
 
 pytestmark = [pytest.mark.anyio, pytest.mark.compat, pytest.mark.slow]
 
@@ -134,3 +135,31 @@ async def test_discovered_node_ids_and_lines_are_that_pytests_own(target: Target
     assert [test.node_id for test in found.tests] == list(expected.node_ids)
     assert {test.node_id: (test.file, test.line) for test in found.tests} == expected.locations
     assert found.deselected == expected.deselected
+
+
+CONTAINMENT = {
+    "walk-into-links": ((".",), 2, ""),
+    "selection-beside-links": (("tests/test_in.py",), 0, ""),
+    "symlink-then-dotdot": (("deep/../../outside/test_out.py",), 4, "leads outside the project root"),
+    "pyargs": (("email",), 4, "--pyargs"),
+    "linked-test-directory": ((), 4, "testing_shared leads outside the project root"),
+}
+
+
+@pytest.mark.parametrize("case", list(CONTAINMENT))
+async def test_containment_holds_on_every_pytest(target: Target, tmp_path: Path, case: str) -> None:
+    """The plugin's containment hooks, on pytest 7.4 to 9.2 (tests/integration/test_containment.py says why)."""
+    node_ids, exit_code, words = CONTAINMENT[case]
+    root = linked_project(tmp_path)
+    if case == "pyargs":
+        (root / "pytest.ini").write_text("[pytest]\naddopts = --pyargs\n")
+    if case == "linked-test-directory":
+        os.symlink(tmp_path / "outside", root / "testing_shared")
+
+    report = await run(runner_for(target, root), RunSpec(node_ids=node_ids, timeout=60))
+
+    assert report.termination.exit_code == exit_code, report.stdout + report.stderr
+    assert words in report.stderr
+    if case == "walk-into-links":
+        assert {error.node_id for error in report.collection_errors} == {"escape", "tests/test_link.py"}
+    assert fired(tmp_path) == []

@@ -98,3 +98,31 @@ async def alongside(oracle_call: Callable[[], T], runner_call: Awaitable[R]) -> 
         group.start_soon(ask_oracle)
         report = await runner_call
     return answers[0], report
+
+
+def canary(base: Path, name: str) -> str:
+    return f"open({str(base / 'CANARY')!r}, 'a').write({name!r} + '\\n')\n"
+
+
+def linked_project(base: Path) -> Path:
+    """ROOT/tests/test_in.py, plus links out: a directory (escape), a test file, and deep -> a/b/c."""
+    root = base / "root"
+    (root / "tests").mkdir(parents=True)
+    (root / "pytest.ini").write_text("[pytest]\n")
+    (root / "tests" / "test_in.py").write_text("def test_in():\n    pass\n")
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    os.symlink("a/b/c", root / "deep")
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "conftest.py").write_text(canary(base, "outside conftest"))
+    (outside / "test_out.py").write_text(canary(base, "outside test") + "def test_out():\n    pass\n")
+    (base / "elsewhere").mkdir()
+    (base / "elsewhere" / "test_far.py").write_text(canary(base, "linked file") + "def test_far():\n    pass\n")
+    os.symlink(outside, root / "escape")
+    os.symlink(base / "elsewhere" / "test_far.py", root / "tests" / "test_link.py")
+    return root
+
+
+def fired(base: Path) -> list[str]:
+    path = base / "CANARY"
+    return path.read_text().splitlines() if path.exists() else []
