@@ -37,6 +37,10 @@ _SETTING_FLAGS = (
     "path",
     "stateless",
     "allowed_hosts",
+    "http_request_timeout",
+    "max_connections",
+    "max_sessions",
+    "session_idle_timeout",
 )
 
 
@@ -68,6 +72,34 @@ def _common_options() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="a Host header to accept besides loopback (repeatable); the bearer token comes from "
         "PYTEST_MCP_AUTH_TOKEN only",
+    )
+    add(
+        "--http-request-timeout",
+        metavar="SECONDS",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="seconds an HTTP client has to send a whole request, headers and body (10)",
+    )
+    add(
+        "--max-connections",
+        metavar="N",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="HTTP connections open at once; more are answered 503 and closed (512)",
+    )
+    add(
+        "--max-sessions",
+        metavar="N",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="HTTP sessions at once; a new one closes the least recently used idle session (256)",
+    )
+    add(
+        "--session-idle-timeout",
+        metavar="SECONDS",
+        type=int,
+        default=argparse.SUPPRESS,
+        help="an HTTP session with no request for this long is closed with its streams (1800)",
     )
     add(
         "--root",
@@ -221,7 +253,7 @@ def _import_structlog_without_rich() -> None:
 
 def _serve(container: Container) -> int:
     container.init_resources()
-    code: int = anyio.run(container.transport().serve, container.tool_server().server)
+    code: int = anyio.run(container.transport().serve, container.tool_server())
     container.shutdown_resources()
     return code
 

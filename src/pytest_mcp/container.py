@@ -112,6 +112,13 @@ class Container(containers.DeclarativeContainer):
         allowed_hosts=config.allowed_hosts,
         auth_token=providers.Callable(_revealed, config.auth_token),
         version=__version__,
+        limits=providers.Singleton(
+            _deferred("adapters.http_limits.HttpLimits"),
+            request_timeout=config.http_request_timeout,
+            max_connections=config.max_connections,
+            max_sessions=config.max_sessions,
+            session_idle_timeout=config.session_idle_timeout,
+        ),
     )
     transport = providers.Selector(
         config.transport,

@@ -64,6 +64,16 @@ class Settings(BaseModel):
     path: str = Field("/mcp", description="Endpoint path of the HTTP transports.")
     stateless: bool = Field(False, description="Streamable HTTP without per-session state.")
     allowed_hosts: tuple[str, ...] = Field((), description="Host header values allowed besides loopback.")
+    http_request_timeout: int = Field(
+        10, ge=1, le=600, description="Seconds an HTTP client has to send a whole request, headers and body."
+    )
+    max_connections: int = Field(512, ge=1, description="HTTP connections open at once; more are answered 503.")
+    max_sessions: int = Field(
+        256, ge=1, description="HTTP sessions at once; a new one closes the least recently used idle session."
+    )
+    session_idle_timeout: int = Field(
+        1800, ge=1, description="Seconds after which an HTTP session with no request is closed."
+    )
     auth_token: SecretStr | None = Field(None, description="Bearer token the HTTP transports require.")
 
     @model_validator(mode="before")

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import signal
-import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -20,7 +15,10 @@ from e2e_support import (
     MARKER_ENV,
     assert_all_gone,
     clean_env,
+    connect,
     console_script,
+    free_port,
+    http_server,
     pytest_oracle,
     sleeper_file,
     structured,
@@ -28,10 +26,7 @@ from e2e_support import (
     write_project,
     write_sleeper_project,
 )
-from mcp import Client, MCPError
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp import MCPError
 
 from pytest_mcp import __version__
 
@@ -48,80 +43,6 @@ PROJECT = {
         def test_skipped(): pass
     """
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class HttpServer:
-    def __init__(self, process: subprocess.Popen[str], port: int, path: str, stderr: Path) -> None:
-        self.process = process
-        self.port = port
-        self.path = path
-        self.stderr = stderr
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.path}"
-
-    def request(self, method: str, path: str, headers: dict[str, str] | None = None, body: Any = None) -> Any:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        payload = json.dumps(body) if body is not None else None
-        connection.request(method, path, body=payload, headers=headers or {})
-        return connection.getresponse()
-
-
-@contextmanager
-def http_server(root: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
-    port = free_port()
-    stderr = tmp_path / f"http-server-{port}.log"
-    path = "/sse" if "sse" in args else "/mcp"
-    with stderr.open("w") as errlog:
-        process = subprocess.Popen(
-            [console_script(), "--root", str(root), "--port", str(port), "--path", path, *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=errlog,
-            text=True,
-            env=clean_env(env),
-        )
-        server = HttpServer(process, port, path, stderr)
-        try:
-            deadline = time.monotonic() + 20
-            while True:
-                assert process.poll() is None, f"the server exited early:\n{stderr.read_text()}"
-                try:
-                    if server.request("GET", "/healthz").status == 200:
-                        break
-                except OSError:
-                    pass
-                assert time.monotonic() < deadline, "the server did not come up"
-                time.sleep(0.05)
-            yield server
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-
-
-@asynccontextmanager
-async def connect(
-    server: HttpServer, mode: str, *, sse: bool = False, token: str | None = None
-) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    if sse:
-        transport: Any = sse_client(server.url, headers=headers)
-    else:
-        transport = streamable_http_client(server.url, http_client=create_mcp_http_client(headers=headers))
-    async with Client(transport, mode=mode) as client:
-        yield client
 
 
 @pytest.mark.parametrize(

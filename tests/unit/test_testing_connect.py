@@ -40,7 +40,7 @@ async def test_validation_is_the_servers_own_and_nothing_invalid_reaches_the_run
             await client.call_tool("execute_tests", {"node_ids": ["../outside.py"], "extra": 1})
 
     assert caught.value.code == -32602
-    assert "node_ids: [0] resolves outside the project root" in caught.value.message
+    assert "node_ids: [0] leads outside the project root" in caught.value.message
     assert "extra: unknown parameter" in caught.value.message
     assert runner.calls == []
 

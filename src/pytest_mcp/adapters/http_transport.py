@@ -10,19 +10,26 @@ import hashlib
 import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 import anyio
 import structlog
 from mcp.server import Server
 
+from pytest_mcp.adapters.http_limits import (
+    DisconnectWatch,
+    HttpLimits,
+    SessionTable,
+    SseSessions,
+    StreamableSessions,
+    guarded_protocol,
+    raise_open_file_limit,
+)
+from pytest_mcp.adapters.mcp_server import McpToolServer
 from pytest_mcp.adapters.pytest_subprocess.process import kill_all_process_groups
 from pytest_mcp.adapters.shutdown_signals import ShutdownSignals
 from pytest_mcp.settings import exposure_problem, token_problem
-
-if TYPE_CHECKING:
-    from starlette.applications import Starlette
 
 _log = structlog.get_logger("pytest_mcp.transport")
 
@@ -35,6 +42,13 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 HEALTH_PATH = "/healthz"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 GRACEFUL_SHUTDOWN_SECONDS = 2
+BACKLOG = 64
+"""Connections the kernel queues for us. asyncio accepts up to this many at a time before any
+reaches our cap, so they hold descriptors meanwhile: uvicorn's 2,048 let an accept storm run
+the process out of them."""
+RESERVED_FILES = 64
+"""Descriptors kept for everything but client connections: pipes of runs, logs, the listener."""
+SESSION_SLACK = 16
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,7 @@ class HttpOptions:
     allowed_hosts: tuple[str, ...] = ()
     auth_token: str | None = field(default=None, repr=False)
     version: str = ""
+    limits: HttpLimits = field(default_factory=HttpLimits)
 
     def __post_init__(self) -> None:
         # The settings refuse this too; this holds for whoever builds the options in-process.
@@ -129,17 +144,24 @@ def _security(options: HttpOptions) -> Any:
     )
 
 
-def streamable_http_app(server: Server[Any], options: HttpOptions) -> Starlette:
-    return server.streamable_http_app(
+def streamable_http_app(server: Server[Any], options: HttpOptions, sessions: SessionTable) -> ASGIApp:
+    app = server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=options.stateless,
         transport_security=_security(options),
         host=options.host,
         custom_starlette_routes=[_health_route(options.version)],
+        # Idle sessions are closed by our SessionTable, which also counts a session that only holds
+        # a GET stream as idle; the SDK's own limit stays as a backstop a little above ours.
+        session_idle_timeout=None,
+        max_sessions=options.limits.max_sessions + SESSION_SLACK,
     )
+    if options.stateless:
+        return app
+    return StreamableSessions(app, server._session_manager, sessions)
 
 
-def sse_app(server: Server[Any], options: HttpOptions) -> Starlette:
+def sse_app(server: Server[Any], options: HttpOptions, sessions: SessionTable) -> ASGIApp:
     from mcp.server.sse import SseServerTransport
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -148,16 +170,20 @@ def sse_app(server: Server[Any], options: HttpOptions) -> Starlette:
 
     messages_path = options.path.rstrip("/") + "/messages/"
     sse = SseServerTransport(messages_path, security_settings=_security(options))
+    streams = SseSessions(sessions)
 
     async def connect(request: Request) -> Response:
-        async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        async def serve(send: Send) -> None:
+            async with sse.connect_sse(request.scope, request.receive, send) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+        await streams.stream(serve, request._send)
         return Response()
 
     return Starlette(
         routes=[
             Route(options.path, connect, methods=["GET"]),
-            Mount(messages_path, app=sse.handle_post_message),
+            Mount(messages_path, app=streams.messages(sse.handle_post_message)),
             _health_route(options.version),
         ]
     )
@@ -166,24 +192,26 @@ def sse_app(server: Server[Any], options: HttpOptions) -> Starlette:
 class HttpTransport:
     """HTTP transports: `kind="http"` (streamable HTTP) or `kind="sse"` (HTTP+SSE, the older one).
 
-    Shutdown contract, as for stdio: on SIGTERM or SIGINT uvicorn shuts down gracefully (at most
-    2 s for open connections), the MCP sessions end and cancel their in-flight calls (each run
-    kills its pytest process group), any group still alive is killed, and `serve` returns
-    128 + the signal number.
+    Shutdown contract, as for stdio: on SIGTERM or SIGINT, every call in flight is cancelled
+    first (each run kills its pytest process group on the way out), then every session is
+    closed with its streams, then uvicorn stops (giving any connection still open at most 2 s),
+    any group still alive is killed, and `serve` returns 128 + the signal number. Measured
+    under 1 s with runs and sessions open (tests/e2e/test_http_limits.py).
     """
 
     def __init__(self, options: HttpOptions, kind: Literal["http", "sse"]) -> None:
         self._options = options
         self._kind = kind
+        self._sessions = SessionTable(options.limits)
 
     def app(self, server: Server[Any]) -> ASGIApp:
         build = streamable_http_app if self._kind == "http" else sse_app
-        app: ASGIApp = build(server, self._options)
+        app: ASGIApp = DisconnectWatch(build(server, self._options, self._sessions))
         if self._options.auth_token is not None:
             app = BearerTokenAuth(app, self._options.auth_token)
         return app
 
-    async def serve(self, server: Server[Any]) -> int:
+    async def serve(self, tool_server: McpToolServer) -> int:
         import uvicorn
 
         class _Uvicorn(uvicorn.Server):
@@ -192,10 +220,17 @@ class HttpTransport:
 
                 return nullcontext()
 
+        limits = self._options.limits
+        # Every connection holds a descriptor; running out makes asyncio's accept loop log an
+        # error for each attempt (about 18,000 lines a second were seen), and /healthz stops.
+        open_files = raise_open_file_limit()
+        max_connections = max(1, min(limits.max_connections, open_files - RESERVED_FILES - 2 * BACKLOG))
         config = uvicorn.Config(
-            self.app(server),
+            self.app(tool_server.server),
             host=self._options.host,
             port=self._options.port,
+            http=guarded_protocol(replace(limits, max_connections=max_connections)),
+            backlog=BACKLOG,
             lifespan="on",
             log_config=None,
             access_log=False,
@@ -203,18 +238,27 @@ class HttpTransport:
         )
         web = _Uvicorn(config)
         signals = ShutdownSignals()
+        stopping = anyio.Event()
 
-        def stop() -> None:
+        async def stop_in_order() -> None:
+            await stopping.wait()
+            calls = await tool_server.stop_calls(within=1.0)
+            await self._sessions.close_all()
+            _log.info("stopped_calls_and_sessions", calls=calls)
             web.should_exit = True
 
         async with anyio.create_task_group() as group:
-            group.start_soon(signals.watch, stop)
+            group.start_soon(signals.watch, stopping.set)
+            group.start_soon(stop_in_order)
+            group.start_soon(self._sessions.reap)
             _log.info(
                 "serving",
                 transport=self._kind,
                 url=f"http://{self._options.host}:{self._options.port}{self._options.path}",
                 stateless=self._options.stateless,
                 auth=self._options.auth_token is not None,
+                max_connections=max_connections,
+                max_sessions=limits.max_sessions,
             )
             await web.serve()
             group.cancel_scope.cancel()

@@ -43,6 +43,28 @@ if TYPE_CHECKING:
 
 EXECUTION_ERROR = -32000
 """JSON-RPC server-defined error: pytest ran (or tried to) but gave no trustworthy result."""
+CLIENT = "pytest_mcp.client"
+"""ASGI scope key under which HTTP transports put the request's ClientPresence."""
+
+
+class ClientPresence:
+    """Whether an HTTP request's client is still there to receive its answer; calls stop when it leaves."""
+
+    def __init__(self) -> None:
+        self.left = False
+        self._on_leave: list[Callable[[], None]] = []
+
+    def on_leave(self, callback: Callable[[], None]) -> None:
+        if self.left:
+            callback()
+        else:
+            self._on_leave.append(callback)
+
+    def leave(self) -> None:
+        self.left = True
+        for callback in self._on_leave:
+            callback()
+
 
 _audit = structlog.get_logger("pytest_mcp.audit")
 
@@ -115,6 +137,13 @@ def _progress_for(ctx: ServerRequestContext[Any]) -> McpProgress | None:
     return McpProgress(ctx.session, token, ctx.request_id)
 
 
+def _client(ctx: ServerRequestContext[Any]) -> ClientPresence | None:
+    """The HTTP request's ClientPresence (set by http_limits.DisconnectWatch); None on stdio."""
+    scope = getattr(ctx.request, "scope", None)
+    client = scope.get(CLIENT) if isinstance(scope, Mapping) else None
+    return client if isinstance(client, ClientPresence) else None
+
+
 def _digest(arguments: Mapping[str, Any] | None) -> str:
     canonical = json.dumps(arguments or {}, sort_keys=True, default=repr, ensure_ascii=True)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
@@ -177,6 +206,8 @@ class McpToolServer:
         version: str,
     ) -> None:
         self._policy = policy
+        self._in_flight: set[anyio.CancelScope] = set()
+        self._all_stopped = anyio.Event()  # set when the last call in flight ends
         self._tools = {
             binding.name: binding
             for binding in (
@@ -230,7 +261,41 @@ class McpToolServer:
         return self._listing
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
-        return await self.call(params.name, params.arguments, _progress_for(ctx))
+        """One tools/call, stopped when its HTTP client leaves or the server shuts down (`stop_calls`)."""
+        progress = _progress_for(ctx)
+        scope = anyio.CancelScope()
+        client = _client(ctx)
+        if client is not None:
+            client.on_leave(scope.cancel)
+        self._in_flight.add(scope)
+        try:
+            with scope:
+                return await self.call(params.name, params.arguments, progress)
+        finally:
+            self._in_flight.discard(scope)
+            if not self._in_flight:
+                self._all_stopped.set()
+        why = "its client disconnected" if client is not None and client.left else "the server is stopping"
+        raise MCPError(
+            code=EXECUTION_ERROR,
+            message=f"the call was stopped because {why}; its pytest processes were stopped with it",
+            data={"reason": "cancelled"},
+        )
+
+    async def stop_calls(self, within: float) -> int:
+        """Cancel every call in flight, and wait up to `within` seconds for them to end; how many there were.
+
+        Each call's runner kills its process group on the way out, so once this returns (in time),
+        no pytest process is left. For transports stopping on a signal.
+        """
+        stopping = list(self._in_flight)
+        if stopping:
+            self._all_stopped = anyio.Event()
+            for scope in stopping:
+                scope.cancel()
+            with anyio.move_on_after(within):
+                await self._all_stopped.wait()
+        return len(stopping)
 
     async def call(
         self, name: str, arguments: Mapping[str, Any] | None, progress: ProgressSink | None = None

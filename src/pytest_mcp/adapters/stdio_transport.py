@@ -17,12 +17,12 @@ import anyio
 import mcp_types
 import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
-from mcp.server import Server
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
+from pytest_mcp.adapters.mcp_server import McpToolServer
 from pytest_mcp.adapters.shutdown_signals import ShutdownSignals
 
 _log = structlog.get_logger("pytest_mcp.transport")
@@ -321,7 +321,8 @@ class StdioTransport:
     cleanup, so we take the signals here.
     """
 
-    async def serve(self, server: Server[Any]) -> int:
+    async def serve(self, tool_server: McpToolServer) -> int:
+        server = tool_server.server
         signals = ShutdownSignals()
         with _claimed_stdio() as (wire_in, wire_out):
             to_server_send, to_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)

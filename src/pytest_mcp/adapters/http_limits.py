@@ -1,0 +1,380 @@
+"""Bounds on what an HTTP client can hold before and after it authenticates.
+
+- Connections: at most `max_connections` open; each must deliver a whole request (headers and
+  body) within `request_timeout` of being ready for one, or it is closed (slow-header and
+  slow-body clients, "slowloris").
+- Sessions (stateful streamable HTTP and the older SSE transport): at most `max_sessions`; a
+  session with no request for `session_idle_timeout` is closed with its streams; a new session
+  at the cap closes the least recently used one that has no request in flight.
+- A request whose client goes away before its answer is complete is cancelled, and so is the
+  pytest run it started: nobody could receive that answer (we keep no event store to resume).
+
+uvicorn and Starlette are imported inside functions, as in http_transport.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import structlog
+
+from pytest_mcp.adapters.mcp_server import CLIENT, ClientPresence
+
+_log = structlog.get_logger("pytest_mcp.transport")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+SESSION_HEADER = b"mcp-session-id"
+PROTOCOL_HEADER = b"mcp-protocol-version"
+_SSE_SESSION = re.compile(rb"session_id=([0-9a-f]{32})")
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    request_timeout: float = 10.0
+    max_connections: int = 512
+    max_sessions: int = 256
+    session_idle_timeout: float = 1800.0
+
+    @property
+    def reap_interval(self) -> float:
+        """How often idle sessions are looked for: a session outlives its timeout by at most this."""
+        return min(5.0, self.session_idle_timeout / 4)
+
+
+def guarded_protocol(limits: HttpLimits) -> type[Any]:
+    """uvicorn's h11 protocol with a connection cap and a deadline for each request to arrive.
+
+    uvicorn has no header timeout (its keep-alive timer starts only after a response), so a
+    connection that sends half a request lives forever. Here the deadline is armed when a
+    connection opens and after each response, and disarmed once a request has fully arrived.
+    A connection over the cap is answered 503 and closed at once, which frees its descriptor.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    refusal = (
+        b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nretry-after: 1\r\n"
+        b"connection: close\r\ncontent-length: 25\r\n\r\ntoo many open connections"
+    )
+
+    class GuardedH11Protocol(H11Protocol):
+        _timer: Any = None
+        _refused = False
+
+        def connection_made(self, transport: Any) -> None:
+            if len(self.server_state.connections) >= limits.max_connections:
+                self._refused = True
+                self.transport = transport
+                transport.write(refusal)
+                transport.close()
+                return
+            super().connection_made(transport)
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if not self._refused:
+                super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if not self._refused:
+                super().data_received(data)
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+                self._disarm()  # the request has arrived (or the connection is done for)
+
+        def on_response_complete(self) -> None:
+            if not self.transport.is_closing():
+                self._arm()  # before the pipelined request super() may start handling
+            super().on_response_complete()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._timer = self.loop.call_later(limits.request_timeout, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _too_slow(self) -> None:
+            self._timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+class DisconnectWatch:
+    """Tells the request's ClientPresence (`scope[CLIENT]`) when its client leaves before the answer is complete.
+
+    It becomes the only reader of the server's `receive`, forwarding each message to the app
+    one at a time (nothing is buffered ahead of the body limit), and keeps reading after the
+    body so that a disconnect is seen while the app is still working on the answer.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        client = ClientPresence()
+        scope[CLIENT] = client
+        forward, forwarded = anyio.create_memory_object_stream[Message](0)
+        complete = False
+
+        async def pump() -> None:
+            async with forward:
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        if not complete:
+                            client.leave()
+                        await forward.send(message)
+                        return
+                    await forward.send(message)
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal complete
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                complete = True
+
+        async def next_message() -> Message:
+            try:
+                return await forwarded.receive()
+            except anyio.EndOfStream:
+                return {"type": "http.disconnect"}
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump)
+            try:
+                await self._app(scope, next_message, tracked_send)
+            finally:
+                group.cancel_scope.cancel()
+
+
+@dataclass
+class _Session:
+    close: Callable[[], Awaitable[None]]
+    last_request: float = field(default_factory=time.monotonic)
+    in_flight: int = 0
+
+
+class SessionTable:
+    """The live sessions of one transport, with the cap, the idle expiry and the eviction.
+
+    A session counts as busy while one of its requests is in flight; an open stream that only
+    waits for server messages is not a request, so it neither keeps a session alive nor
+    stops it from being evicted.
+    """
+
+    def __init__(self, limits: HttpLimits) -> None:
+        self._limits = limits
+        self._sessions: dict[str, _Session] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def add(self, session_id: str, close: Callable[[], Awaitable[None]]) -> None:
+        self._sessions[session_id] = _Session(close)
+
+    def forget(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+    @contextlib.contextmanager
+    def request(self, session_id: str | None) -> Any:
+        session = self._sessions.get(session_id) if session_id else None
+        if session is not None:
+            session.last_request = time.monotonic()
+            session.in_flight += 1
+        try:
+            yield
+        finally:
+            if session is not None:
+                session.in_flight -= 1
+                session.last_request = time.monotonic()
+
+    async def make_room(self) -> bool:
+        """Close the least recently used idle sessions until one more fits; False if none can go."""
+        while len(self._sessions) >= self._limits.max_sessions:
+            idle = [(s.last_request, sid) for sid, s in self._sessions.items() if s.in_flight == 0]
+            if not idle:
+                return False
+            await self._close(min(idle)[1], "evicted")
+        return True
+
+    async def reap(self) -> None:
+        """Close every session with no request for the idle timeout, every `reap_interval`."""
+        while True:
+            await anyio.sleep(self._limits.reap_interval)
+            cutoff = time.monotonic() - self._limits.session_idle_timeout
+            for session_id in [
+                sid for sid, s in self._sessions.items() if s.in_flight == 0 and s.last_request < cutoff
+            ]:
+                await self._close(session_id, "expired")
+
+    async def close_all(self) -> None:
+        for session_id in list(self._sessions):
+            await self._close(session_id, "shutdown")
+
+    async def _close(self, session_id: str, why: str) -> None:
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return
+        with anyio.CancelScope(shield=True):
+            await session.close()
+        if why != "shutdown":
+            _log.info("session_closed", why=why, sessions=len(self._sessions))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+class StreamableSessions:
+    """SessionTable for streamable HTTP: wraps the SDK's app, whose session manager it consults.
+
+    The SDK keeps its sessions in `StreamableHTTPSessionManager._server_instances` and ends one
+    with the public `StreamableHTTPServerTransport.terminate()`; nothing public lists them.
+    tests/e2e/test_http_limits.py pins this use of the SDK.
+    """
+
+    def __init__(self, app: ASGIApp, manager: Any, table: SessionTable) -> None:
+        self._app = app
+        self._manager = manager
+        self._table = table
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        session_id = _header(scope, SESSION_HEADER)
+        # A POST without a session that names no protocol version is the handshake's initialize;
+        # requests of the sessionless 2026 protocol name their version and open nothing.
+        if session_id is None and scope["method"] == "POST" and _header(scope, PROTOCOL_HEADER) is None:
+            await self._open(scope, receive, send)
+            return
+        # A GET holds a stream for server messages: not a request that keeps the session busy.
+        with self._table.request(session_id if scope["method"] != "GET" else None):
+            await self._app(scope, receive, send)
+        if session_id is not None and session_id not in self._manager._server_instances:
+            self._table.forget(session_id)  # deleted by the client, or ended by the SDK
+
+    async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not await self._table.make_room():
+            await _refuse(send, self._limits_message())
+            return
+        opened: list[str] = []
+
+        async def watch(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for key, value in message.get("headers", []):
+                    if bytes(key).lower() == SESSION_HEADER:
+                        opened.append(bytes(value).decode("latin-1"))
+            await send(message)
+
+        await self._app(scope, receive, watch)
+        for session_id in opened:
+            transport = self._manager._server_instances.get(session_id)
+            if transport is not None:
+                self._table.add(session_id, transport.terminate)
+
+    def _limits_message(self) -> str:
+        return f"{len(self._table)} sessions are open, each with a request in flight; retry shortly"
+
+
+async def _refuse(send: Send, reason: str) -> None:
+    body = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"' + reason.replace('"', "'").encode() + b'"}}'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class SseSessions:
+    """SessionTable for the older SSE transport: each GET stream is a session.
+
+    The session id is read from the `endpoint` event the SDK sends first on the stream; each
+    POST to the messages path names it in its query string.
+    """
+
+    def __init__(self, table: SessionTable) -> None:
+        self._table = table
+
+    async def stream(self, serve: Callable[[Send], Awaitable[None]], send: Send) -> None:
+        """Serve one SSE stream as a session that the table can close."""
+        if not await self._table.make_room():
+            await _refuse(send, f"{len(self._table)} SSE sessions are open, each with a request in flight")
+            return
+        scope = anyio.CancelScope()
+        closed = anyio.Event()
+        session_ids: list[str] = []
+
+        async def close() -> None:
+            scope.cancel()
+            with anyio.move_on_after(1):
+                await closed.wait()
+
+        async def watch(message: Message) -> None:
+            if not session_ids and message["type"] == "http.response.body":
+                found = _SSE_SESSION.search(bytes(message.get("body", b"")))
+                if found:
+                    session_ids.append(found.group(1).decode())
+                    self._table.add(session_ids[0], close)
+            await send(message)
+
+        try:
+            with scope:
+                await serve(watch)
+        finally:
+            closed.set()
+            if session_ids:
+                self._table.forget(session_ids[0])
+
+    def messages(self, app: ASGIApp) -> ASGIApp:
+        """Wrap the messages endpoint so each POST counts as a request of its session."""
+
+        async def post(scope: Scope, receive: Receive, send: Send) -> None:
+            found = _SSE_SESSION.search(bytes(scope.get("query_string", b"")))
+            with self._table.request(found.group(1).decode() if found else None):
+                await app(scope, receive, send)
+
+        return post
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit on open files towards the hard one; return the soft limit now."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ceiling = 1 << 20
+    target = min(ceiling, hard if hard != resource.RLIM_INFINITY else ceiling)
+    if soft == resource.RLIM_INFINITY or soft >= target:
+        return ceiling if soft == resource.RLIM_INFINITY else soft
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        return target
+    return soft
