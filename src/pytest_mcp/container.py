@@ -68,10 +68,12 @@ class Container(containers.DeclarativeContainer):
         resource_limits=resource_limits,
     )
     fake_runner = providers.Singleton(_deferred("adapters.fake_runner.FakeTestRunner"))
+    # Every process a call starts (runs, collections, environment probes) takes one of these.
+    run_slots = providers.Singleton(_deferred("adapters.concurrency_limit.RunSlots"), limit=config.max_concurrent_runs)
     runner = providers.Singleton(
         _deferred("adapters.concurrency_limit.ConcurrencyLimitedRunner"),
         inner=providers.Selector(config.runner, subprocess=subprocess_runner, fake=fake_runner),
-        limit=config.max_concurrent_runs,
+        slots=run_slots,
     )
 
     presenter = providers.Singleton(
@@ -85,7 +87,11 @@ class Container(containers.DeclarativeContainer):
         root=config.root,
     )
     fake_probe = providers.Singleton(_deferred("adapters.fake_environment.FakeEnvironmentProbe"), root=config.root)
-    environment_probe = providers.Selector(config.runner, subprocess=subprocess_probe, fake=fake_probe)
+    environment_probe = providers.Singleton(
+        _deferred("adapters.concurrency_limit.ConcurrencyLimitedProbe"),
+        inner=providers.Selector(config.runner, subprocess=subprocess_probe, fake=fake_probe),
+        slots=run_slots,
+    )
     environment_presenter = providers.Singleton(_deferred("adapters.mcp_environment_presenter.McpEnvironmentPresenter"))
     check_environment = providers.Singleton(
         _deferred("domain.check_environment.CheckEnvironment"),

@@ -108,3 +108,33 @@ async def test_arguments_are_invalid_params(project: Path, tmp_path: Path) -> No
 
     assert refused.value.code == -32602
     assert "python: unknown parameter; check_environment takes no parameters" in refused.value.message
+
+
+async def test_concurrent_calls_start_no_more_probes_than_the_run_limit(project: Path, tmp_path: Path) -> None:
+    """200 concurrent check_environment calls once started 77 probe interpreters (about 1.9 GB)."""
+    import anyio
+
+    log = tmp_path / "probes.log"
+    wrapper = tmp_path / "python-counting"
+    wrapper.write_text(
+        f'#!/bin/sh\necho start >> {log}\n"{sys.executable}" "$@"\ncode=$?\necho end >> {log}\nexit $code\n'
+    )
+    wrapper.chmod(0o755)
+    answers: list[dict[str, Any]] = []
+
+    async with server(project, tmp_path, "--python", str(wrapper), "--max-concurrent-runs", "2").client() as client:
+
+        async def check() -> None:
+            answers.append(structured(await client.call_tool("check_environment", {})))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(30):
+                group.start_soon(check)
+
+    running = most = 0
+    for line in log.read_text().split():
+        running += 1 if line == "start" else -1
+        most = max(most, running)
+    assert len(answers) == 30
+    assert all(answer["ready"] for answer in answers)
+    assert most == 2, f"{most} probes ran at once"

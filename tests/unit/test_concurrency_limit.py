@@ -3,8 +3,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedRunner
+from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedProbe, ConcurrencyLimitedRunner, RunSlots
+from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.domain.environment import ProbeReport
 from pytest_mcp.domain.runs import RunSpec
 
 pytestmark = pytest.mark.anyio
@@ -12,7 +14,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_a_free_slot_passes_the_timeout_through_unchanged() -> None:
     fake = FakeTestRunner().script("t.py::test_a")
-    limited = ConcurrencyLimitedRunner(fake, limit=1)
+    limited = ConcurrencyLimitedRunner(fake, RunSlots(1))
 
     await limited.run(RunSpec(timeout=30))
 
@@ -26,7 +28,7 @@ async def test_a_call_that_waited_gets_what_is_left_of_its_timeout_and_one_that_
             return await super().run(spec, progress)
 
     slow = Slow().script("t.py::test_a")
-    limited = ConcurrencyLimitedRunner(slow, limit=1)
+    limited = ConcurrencyLimitedRunner(slow, RunSlots(1))
     reports = {}
 
     async def call(name: str, timeout: float) -> None:
@@ -45,3 +47,54 @@ async def test_a_call_that_waited_gets_what_is_left_of_its_timeout_and_one_that_
     waited_timeout = slow.calls[1].timeout
     assert 9.0 < waited_timeout < 9.6
     assert len(slow.calls) == 2
+
+
+class CountingProbe(FakeEnvironmentProbe):
+    """Records how many probes ran at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.running = 0
+        self.most = 0
+
+    async def probe(self, timeout: float) -> ProbeReport:
+        self.running += 1
+        self.most = max(self.most, self.running)
+        try:
+            await anyio.sleep(0.05)
+            return await super().probe(timeout)
+        finally:
+            self.running -= 1
+
+
+async def test_probes_take_the_same_slots_as_runs() -> None:
+    """check_environment once ignored the limit: 200 calls started 77 probe interpreters."""
+    slots = RunSlots(2)
+    inner = CountingProbe()
+    probes = ConcurrencyLimitedProbe(inner, slots)
+    reports: list[ProbeReport] = []
+
+    async def probe() -> None:
+        reports.append(await probes.probe(30))
+
+    await slots.acquire(10)  # a run holds one of the two slots throughout
+    async with anyio.create_task_group() as group:
+        for _ in range(40):
+            group.start_soon(probe)
+    slots.release()
+
+    assert inner.most == 1, "the run held the other slot, so one probe at a time"
+    assert len(reports) == 40
+    assert all(report.facts is not None for report in reports)
+
+
+async def test_a_probe_with_no_free_slot_within_its_deadline_is_busy() -> None:
+    slots = RunSlots(1)
+    await slots.acquire(1)  # a run holds the only slot
+    inner = CountingProbe()
+
+    report = await ConcurrencyLimitedProbe(inner, slots).probe(0.1)
+
+    assert report.busy == "1 run is already in progress, the configured maximum"
+    assert report.interpreter is None
+    assert inner.most == 0, "nothing was started"

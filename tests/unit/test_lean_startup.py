@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedRunner
+from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedProbe, ConcurrencyLimitedRunner
 from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
 from pytest_mcp.adapters.http_transport import HttpOptions, HttpTransport
@@ -143,7 +143,9 @@ def test_every_provider_the_container_defers_still_builds_what_it_names(tmp_path
     assert isinstance(container.runner(), ConcurrencyLimitedRunner)
     assert isinstance(container.runner().inner, runners[runner])
     assert isinstance(container.presenter(), McpPresenter)
-    assert isinstance(container.environment_probe(), probes[runner])
+    assert isinstance(container.environment_probe(), ConcurrencyLimitedProbe)
+    assert isinstance(container.environment_probe().inner, probes[runner])
+    assert container.environment_probe().slots is container.runner().slots, "one limit for every process"
     assert isinstance(container.environment_presenter(), McpEnvironmentPresenter)
     assert isinstance(container.interpreter(), TargetInterpreter)
     assert isinstance(container.resource_limits(), ResourceLimits)

@@ -46,6 +46,8 @@ class CheckEnvironment(Generic[T]):
       killed, it exited without an answer) raises ExecutionFailed naming the interpreter and
       the rule that chose it; `data.interpreter` carries the choice.
     - The probe's deadline is the policy's default timeout, at most 60 s.
+    - A probe is a process like a test run, so it takes one of the same run slots: with none
+      free within its deadline, the call is busy and nothing is started.
     """
 
     def __init__(self, probe: EnvironmentProbe, presenter: EnvironmentPresenter[T], policy: RequestPolicy) -> None:
@@ -57,7 +59,7 @@ class CheckEnvironment(Generic[T]):
         timeout = min(self._policy.default_timeout, PROBE_TIMEOUT)
         report = await self._probe.probe(timeout)
         facts = report.facts
-        if facts is None:
+        if facts is None or report.interpreter is None:
             raise _probe_failure(report, timeout)
         problems = tuple(_problems(report.interpreter, facts))
         result = EnvironmentResult(
@@ -129,6 +131,13 @@ def _problems(choice: InterpreterChoice, facts: ProbeFacts) -> list[str]:
 
 def _probe_failure(report: ProbeReport, timeout: float) -> ExecutionFailed:
     choice = report.interpreter
+    if report.busy is not None or choice is None:
+        return ExecutionFailed(
+            "busy",
+            f"the server is busy: {report.busy or 'other runs are in progress'}; no run slot freed up within "
+            f"{timeout:g}s, so the environment was not probed. Retry later",
+            FailureDetails(exit_code=None, command=(), duration=report.duration),
+        )
     who = f"the target interpreter {choice.path} (chosen by {RULE_DESCRIPTIONS[choice.rule]}: {choice.reason})"
     details = FailureDetails(
         exit_code=report.exit_code,

@@ -22,9 +22,12 @@ class ProbeFacts(_Value):
 
 
 class ProbeReport(_Value):
-    """Everything a probe observed. `facts` is None when the probe did not complete."""
+    """Everything a probe observed. `facts` is None when the probe did not complete.
 
-    interpreter: InterpreterChoice
+    `interpreter` is None only when the probe never started because the server was busy (`busy`).
+    """
+
+    interpreter: InterpreterChoice | None = None
     command: tuple[str, ...]
     duration: float = 0.0
     facts: ProbeFacts | None = None
@@ -34,3 +37,4 @@ class ProbeReport(_Value):
     signal: str | None = Field(None, description="The signal that killed the probe, e.g. SIGSEGV.")
     stdout: str = ""
     stderr: str = ""
+    busy: str | None = Field(None, description="Why the probe could not start: every run slot was taken.")

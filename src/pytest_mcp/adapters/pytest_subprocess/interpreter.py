@@ -37,22 +37,23 @@ Locator = Callable[[Path, Mapping[str, str]], tuple[Path | None, str]]
 
 
 class TargetInterpreter:
-    """The interpreter that runs pytest: given, or being detected in the background.
+    """The interpreter that runs pytest: given, or detected by the first call that needs it.
 
-    Detection starts when this is built (by the first call that needs an interpreter) and
-    runs in a daemon thread: its python3-on-PATH rule starts that interpreter, which takes
-    20-130 ms and may take up to PYTEST_CHECK_TIMEOUT. Every call that needs the interpreter
-    awaits `choice()`, cancellably; calls made meanwhile share the one detection.
+    Detection starts with the first `choice()`, which callers make holding a run slot (its
+    python3-on-PATH rule starts that interpreter: 20-130 ms, at most PYTEST_CHECK_TIMEOUT), and
+    runs in a daemon thread. Every call that needs the interpreter awaits `choice()`,
+    cancellably; calls made meanwhile share the one detection.
     """
 
     def __init__(self, root: Path, explicit: Path | None = None, *, detect: Detect | None = None) -> None:
         self._choice: Future[InterpreterChoice] = Future()
+        self._detection: threading.Thread | None = None
         if explicit is not None:  # nothing to detect: `--python` is taken as given
             self._choice.set_result(detect_interpreter(root, explicit))
             return
-        threading.Thread(
+        self._detection = threading.Thread(
             target=self._detect, args=(detect or detect_interpreter, root), name="pytest-mcp-detection", daemon=True
-        ).start()
+        )
 
     @classmethod
     def given(cls, python: Path) -> TargetInterpreter:
@@ -67,6 +68,9 @@ class TargetInterpreter:
 
     async def choice(self) -> InterpreterChoice:
         if not self._choice.done():
+            if self._detection is not None:  # the first call: calls run on one event loop, so only one gets here
+                self._detection.start()
+                self._detection = None
             await anyio.to_thread.run_sync(self._choice.exception, abandon_on_cancel=True)
         return self._choice.result()
 
