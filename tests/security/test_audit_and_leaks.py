@@ -48,6 +48,35 @@ async def test_a_rejected_huge_argument_is_audited_once_without_its_raw_value(tm
     assert len(log) < 5000
 
 
+async def test_two_hundred_thousand_unknown_keys_give_a_bounded_answer_and_log_line(tmp_path: Path) -> None:
+    """2.6 MB of unknown keys once produced a 79.6 MB error answer and a 42.7 MB log line.
+
+    Short keys, so the request stays under the 4 MiB message limit and reaches the tool.
+    """
+    trapped = build_trapped_project(tmp_path)
+    log_path = tmp_path / "server.log"
+    parameters = server_parameters(trapped, "--log-format", "json")
+    arguments = {f"k{index}": 0 for index in range(200_000)}
+
+    with log_path.open("w") as errlog:
+        async with Client(stdio_client(parameters, errlog=errlog), mode="legacy") as client:  # type: ignore[arg-type]
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("execute_tests", arguments)
+            with pytest.raises(MCPError) as unknown_tool:
+                await client.call_tool("t" * 100_000, {})
+
+    error = caught.value
+    assert error.code == -32602
+    assert len(error.message) < 5000
+    assert error.message.endswith("; and 199,980 more problems")
+    assert len(error.error.data["errors"]) == 20
+    assert error.error.data["omitted"] == 199_980
+    assert len(unknown_tool.value.message) < 500
+    log = log_path.read_text()
+    assert max(len(line) for line in log.splitlines()) < 10_000
+    assert "t" * 200 not in log
+
+
 def failing_project(base: Path) -> Path:
     root = base / "proj"
     root.mkdir(parents=True)

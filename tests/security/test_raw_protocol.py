@@ -106,7 +106,7 @@ INVALID_UTF8 = b'{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name"
 MALFORMED: list[tuple[str, bytes, int, Any, str]] = [
     ("not-json", b"this is not json", -32700, None, "not JSON"),
     ("method-not-a-string", b'{"jsonrpc":"2.0","id":7,"method":42}', -32600, 7, "not a valid JSON-RPC message"),
-    ("nested-1000-deep", b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":' + DEEP + b"}}", -32700, None, ""),
+    ("nested-1000-deep", b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":' + DEEP + b"}}", -32700, 2, "deeply"),
     (
         "nested-300-deep",
         b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":' + b"[" * 300 + b"]" * 300 + b"}}",
@@ -135,7 +135,7 @@ MALFORMED: list[tuple[str, bytes, int, Any, str]] = [
     ("id-float", b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600, None, "neither a string nor an integer"),
     ("id-null", b'{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, None, "neither a string nor an integer"),
     ("wrong-version", b'{"jsonrpc":"1.0","id":11,"method":"ping"}', -32600, 11, "not a valid JSON-RPC message"),
-    ("over-the-size-limit", b'{"jsonrpc":"2.0","id":12,"p":"' + b"x" * (5 << 20) + b'"}', -32600, None, "the limit"),
+    ("over-the-size-limit", b'{"jsonrpc":"2.0","id":12,"p":"' + b"x" * (5 << 20) + b'"}', -32600, 12, "the limit"),
     (
         "progress-token-true",
         call(13, {"node_ids": ["test_ok.py"]}, meta={"progressToken": True}),
@@ -193,6 +193,7 @@ def test_a_line_far_over_the_limit_is_skipped_without_being_held(trapped: Trappe
         answer = raw.reply(timeout=60)
 
         assert answer["error"]["code"] == -32600
+        assert answer["id"] == 1, "answered to the request that waits for it"
         assert f"{len(line):,} bytes" in answer["error"]["message"]
         assert raw.still_serving()
         assert raw.peak_memory_kib() - before < 16 * 1024, "the line was held in memory"

@@ -293,3 +293,39 @@ async def test_a_cut_tail_starts_at_the_short_test_summary_when_the_failures_are
         # With detail='summary' nothing else shows the failures: the whole 800-character tail stays.
         assert 760 < len(kept) <= 800
         assert "assertion detail" in kept
+
+
+async def test_an_error_lists_twenty_collection_errors_and_counts_the_rest(policy: RequestPolicy) -> None:
+    from pytest_mcp.domain.models import CollectionError
+
+    errors = tuple(CollectionError(node_id=f"t{i}.py", message="E" * 5000) for i in range(1000))
+    report = RunReport(
+        termination=Termination(kind="exited", exit_code=2), command=("py",), duration=0.1, collection_errors=errors
+    )
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await run(ScriptedEnding(report), policy)
+
+    message, data = caught.value.message, caught.value.details.as_dict()
+    assert message.startswith("pytest was interrupted: 1000 errors during collection\n- t0.py: EEE")
+    assert message.endswith("- ... and 980 more")
+    assert len(message) < 8000
+    assert len(data["collection_errors"]) == 20
+    assert data["collection_errors_omitted"] == 980
+
+
+async def test_the_echoed_command_is_cut_and_says_how_much(policy: RequestPolicy) -> None:
+    """500 node ids of 2,000 characters would echo 1 MB of command in every answer and error."""
+    command = ("python", "-m", "pytest", "--", *(f"tests/test_{i}.py::" + "x" * 1990 for i in range(500)))
+    ended = RunReport(termination=Termination(kind="exited", exit_code=4), command=command, duration=0.1)
+    finished = long_run(1, failed=1).model_copy(update={"command": command})
+
+    with pytest.raises(ExecutionFailed) as caught:
+        await run(ScriptedEnding(ended), policy)
+    result = await run(ScriptedEnding(finished), policy)
+
+    for shown in (tuple(caught.value.details.as_dict()["command"]), result.command):
+        assert sum(map(len, shown)) < 6000
+        assert shown[:4] == ("python", "-m", "pytest", "--")
+        assert shown[-1].startswith("[... 499 more arguments, ")
+        assert shown[-1].endswith(" characters, cut by pytest-mcp]")

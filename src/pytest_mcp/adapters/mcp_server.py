@@ -302,7 +302,8 @@ class McpToolServer:
     ) -> CallToolResult:
         """Run one tool call with the full error contract; also used by `pytest-mcp call`."""
         started = time.perf_counter()
-        log = _audit.bind(tool=name, argument_keys=_argument_keys(arguments), args_digest=_digest(arguments))
+        shown = name if len(name) <= 100 else f"{name[:100]}[... {len(name) - 100:,} characters cut]"
+        log = _audit.bind(tool=shown, argument_keys=_argument_keys(arguments), args_digest=_digest(arguments))
 
         def elapsed() -> float:
             return round((time.perf_counter() - started) * 1000, 1)
@@ -312,7 +313,7 @@ class McpToolServer:
             log.warning("tool_call", outcome="invalid", field="name", reason="unknown tool", duration_ms=elapsed())
             raise MCPError(
                 code=INVALID_PARAMS,
-                message=f"name: unknown tool {name[:100]!r}; available tools: {', '.join(self._tools)}",
+                message=f"name: unknown tool {shown!r}; available tools: {', '.join(self._tools)}",
                 data={"errors": [{"field": "name", "reason": "unknown tool"}]},
             )
         try:
@@ -324,8 +325,9 @@ class McpToolServer:
                 result = await use_case.execute(request)
         except InvalidArguments as exc:
             errors = [{"field": error.field, "reason": error.reason} for error in exc.errors]
-            log.warning("tool_call", outcome="invalid", errors=errors, duration_ms=elapsed())
-            raise MCPError(code=INVALID_PARAMS, message=str(exc), data={"errors": errors}) from None
+            data: dict[str, Any] = {"errors": errors, **({"omitted": exc.omitted} if exc.omitted else {})}
+            log.warning("tool_call", outcome="invalid", duration_ms=elapsed(), **data)
+            raise MCPError(code=INVALID_PARAMS, message=str(exc), data=data) from None
         except ExecutionFailed as exc:
             log.warning("tool_call", outcome=exc.reason, exit_code=exc.details.exit_code, duration_ms=elapsed())
             raise MCPError(

@@ -6,6 +6,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import selectors
 import stat
 import uuid
@@ -36,9 +37,13 @@ _FLUSH_SECONDS = 1.0
 """How long answers already produced may take to reach a client that stopped reading, at exit."""
 
 
+_HEAD_BYTES = 64 * 1024
+"""What is kept of a line too long to read: enough to find its id and answer it."""
+
+
 @dataclass(frozen=True)
 class _Line:
-    """One line of stdin, or (`too_long`) the size of one that was discarded unread."""
+    """One line of stdin, or (`too_long`) the size of one that was discarded, with its head in `data`."""
 
     data: bytes
     too_long: int = 0
@@ -74,29 +79,26 @@ class _WireReader:
         return os.read(self._fd, _READ_SIZE)
 
     async def __aiter__(self) -> AsyncIterator[_Line]:
-        parts: list[bytes] = []
-        size = 0
+        parts: list[bytes] = []  # the line so far; once it is over the limit, only its head
+        size = 0  # the line's length so far
         while chunk := await self._read():
             start = 0
             while (end := chunk.find(b"\n", start)) >= 0:
-                size += end - start
-                if size > MAX_LINE_BYTES:
-                    yield _Line(b"", too_long=size)
-                else:
-                    parts.append(chunk[start:end])
-                    yield _Line(b"".join(parts))
+                yield _line(parts, chunk[start:end], size + end - start)
                 parts, size, start = [], 0, end + 1
-            rest = len(chunk) - start
-            if rest:
-                size += rest
-                if size <= MAX_LINE_BYTES:
-                    parts.append(chunk[start:])
-                else:
-                    parts = []
-        if size > MAX_LINE_BYTES:
-            yield _Line(b"", too_long=size)
-        elif parts:
-            yield _Line(b"".join(parts))
+            if start < len(chunk):
+                size += len(chunk) - start
+                parts.append(chunk[start:])
+                if size > MAX_LINE_BYTES and len(parts) > 1:
+                    parts[:] = [b"".join(parts)[:_HEAD_BYTES]]
+        if size:
+            yield _line(parts, b"", size)
+
+
+def _line(parts: list[bytes], last: bytes, size: int) -> _Line:
+    if size > MAX_LINE_BYTES:
+        return _Line(b"".join(parts)[:_HEAD_BYTES], too_long=size)
+    return _Line(b"".join([*parts, last]))
 
 
 class _WireWriter:
@@ -198,7 +200,7 @@ def reply_to_unparseable(raw: bytes, error: Exception) -> JSONRPCError:
         try:
             message = json.loads(text)
         except RecursionError:
-            return _error(None, PARSE_ERROR, "Parse error: the message is nested too deeply")
+            return _error(top_level_id(raw), PARSE_ERROR, "Parse error: the message is nested too deeply")
         except ValueError:
             return _error(None, PARSE_ERROR, "Parse error: the message is not JSON")
         if not isinstance(message, dict):
@@ -233,6 +235,59 @@ def _request_read_as_notification(message: mcp_types.JSONRPCMessage, raw: bytes)
     return isinstance(message, mcp_types.JSONRPCNotification) and b'"id"' in raw and "id" in _loads(raw.decode())
 
 
+_NUMBER = re.compile(rb"-?\d+")
+
+
+def top_level_id(raw: bytes) -> str | int | None:
+    """The `id` member of the JSON object `raw` begins with, read from its first _HEAD_BYTES alone.
+
+    For a message that cannot be parsed whole (too long, nested too deep): its id, when it comes
+    early enough, still lets the answer reach the request that waits for it. A linear scan that
+    tracks only nesting and strings; anything unexpected gives None.
+    """
+    depth, index, head = 0, 0, raw[:_HEAD_BYTES]
+    while index < len(head):
+        byte = head[index : index + 1]
+        if byte == b'"':
+            end = _string_end(head, index)
+            if end < 0:
+                return None
+            after = head[end + 1 :].lstrip()
+            if depth == 1 and head[index : end + 1] == b'"id"' and after.startswith(b":"):
+                value = after[1:].lstrip()
+                if value.startswith(b'"'):
+                    close = _string_end(value, 0)
+                    return _as_id(value[: close + 1]) if close > 0 else None
+                number = _NUMBER.match(value)
+                return int(number.group()) if number else None
+            index = end + 1
+            continue
+        depth += (byte in (b"{", b"[")) - (byte in (b"}", b"]"))
+        index += 1
+    return None
+
+
+def _string_end(data: bytes, start: int) -> int:
+    """Index of the quote closing the JSON string that opens at `start`, or -1."""
+    index = start + 1
+    while index < len(data):
+        if data[index : index + 1] == b"\\":
+            index += 2
+        elif data[index : index + 1] == b'"':
+            return index
+        else:
+            index += 1
+    return -1
+
+
+def _as_id(token: bytes) -> str | None:
+    try:
+        value = json.loads(token)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and _valid_id(value) else None
+
+
 def _loads(text: str) -> dict[str, Any]:
     """`text` as a JSON object, or {} when it is not one."""
     try:
@@ -252,7 +307,7 @@ async def _read_messages(
         async for line in reader:
             if line.too_long:
                 reply = _error(
-                    None,
+                    top_level_id(line.data),
                     INVALID_REQUEST,
                     f"Invalid request: the message is {line.too_long:,} bytes; the limit is {MAX_LINE_BYTES:,}",
                 )

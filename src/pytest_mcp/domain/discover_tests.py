@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
+from pytest_mcp.domain.errors import MAX_COMMAND_CHARS
 from pytest_mcp.domain.failures import execution_failure
 from pytest_mcp.domain.models import DiscoveryResult
 from pytest_mcp.domain.requests import DiscoverTestsRequest, RequestPolicy
 from pytest_mcp.domain.runs import CollectSpec
+from pytest_mcp.domain.text import keep_arguments
 from pytest_mcp.ports.presenter import ResultPresenter
 from pytest_mcp.ports.test_runner import TestRunner
 
@@ -71,6 +73,6 @@ class DiscoverTests(Generic[T]):
             tests=report.tests,
             omitted_tests=report.unlisted,
             collection_errors=report.collection_errors,
-            command=report.command,
+            command=keep_arguments(report.command, MAX_COMMAND_CHARS),
         )
         return self._presenter.present_discovery(result)

@@ -12,6 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_mcp.domain.text import keep_arguments, keep_head
+
+MAX_MESSAGE_CHARS = 8000
+"""An error's message, whatever a run printed: the essentials come first, then a cut."""
+MAX_COMMAND_CHARS = 4000
+"""The command echoed in an answer or an error: 500 node ids of 2,000 characters would be 1 MB."""
+MAX_LISTED_ERRORS = 20
+"""Field errors, or collection errors, listed in one error; the rest are counted."""
+
 FailureReason = Literal[
     "interrupted",
     "internal_error",
@@ -37,12 +46,18 @@ class FieldError:
 
 
 class InvalidArguments(PytestMcpError):
-    """The arguments do not satisfy the tool's contract. Nothing was run."""
+    """The arguments do not satisfy the tool's contract. Nothing was run.
 
-    def __init__(self, tool: str, errors: list[FieldError]) -> None:
+    At most MAX_LISTED_ERRORS problems are listed (200,000 unknown keys once made an 80 MB
+    answer); `omitted` counts the rest, and the message says so.
+    """
+
+    def __init__(self, tool: str, errors: list[FieldError], omitted: int = 0) -> None:
         self.tool = tool
-        self.errors = tuple(errors)
-        super().__init__(f"invalid arguments for {tool}: " + "; ".join(map(str, self.errors)))
+        self.errors = tuple(errors[:MAX_LISTED_ERRORS])
+        self.omitted = omitted + max(len(errors) - MAX_LISTED_ERRORS, 0)
+        more = f"; and {self.omitted:,} more problems" if self.omitted else ""
+        super().__init__(f"invalid arguments for {tool}: " + "; ".join(map(str, self.errors)) + more)
 
 
 @dataclass(frozen=True)
@@ -61,13 +76,15 @@ class FailureDetails:
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "exit_code": self.exit_code,
-            "command": list(self.command),
+            "command": list(keep_arguments(self.command, MAX_COMMAND_CHARS)),
             "duration": round(self.duration, 3),
             "stdout_tail": self.stdout_tail,
             "stderr_tail": self.stderr_tail,
         }
         if self.collection_errors:
-            data["collection_errors"] = list(self.collection_errors)
+            data["collection_errors"] = list(self.collection_errors[:MAX_LISTED_ERRORS])
+            if len(self.collection_errors) > MAX_LISTED_ERRORS:
+                data["collection_errors_omitted"] = len(self.collection_errors) - MAX_LISTED_ERRORS
         if self.signal:
             data["signal"] = self.signal
         data.update(self.extra)
@@ -79,6 +96,6 @@ class ExecutionFailed(PytestMcpError):
 
     def __init__(self, reason: FailureReason, message: str, details: FailureDetails) -> None:
         self.reason = reason
-        self.message = message
+        self.message = keep_head(message, MAX_MESSAGE_CHARS)
         self.details = details
         super().__init__(message)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from pytest_mcp.domain.errors import FieldError, InvalidArguments
+from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
 from pytest_mcp.domain.models import CoverageReport, ReportedTest, RunResult
 from pytest_mcp.domain.progress import ThrottledProgress
 from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunSpec
-from pytest_mcp.domain.text import keep_head, keep_tail
+from pytest_mcp.domain.text import keep_arguments, keep_head, keep_tail
 from pytest_mcp.ports.presenter import ResultPresenter
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
@@ -105,7 +105,7 @@ class ExecuteTests(Generic[T]):
         # A clean run's counts say all there is: no output to read, no command to reproduce.
         evidence = not clean or request.detail == "all"
         limit = self._policy.text_output_chars_when_passing if clean else self._policy.text_output_chars
-        command = report.command if evidence else ()
+        command = keep_arguments(report.command, MAX_COMMAND_CHARS) if evidence else ()
         text_output = (
             keep_tail(report.stdout, limit, from_line_with=_SHORT_SUMMARY if failures_listed else None)
             if evidence

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from pytest_mcp.domain.errors import ExecutionFailed, FailureDetails
+from pytest_mcp.domain.errors import MAX_LISTED_ERRORS, ExecutionFailed, FailureDetails
 from pytest_mcp.domain.models import CollectionError
 from pytest_mcp.domain.runs import Termination
-from pytest_mcp.domain.text import keep_tail, last_line
+from pytest_mcp.domain.text import keep_head, keep_tail, last_line
 
 RESULT_EXIT_CODES = (0, 1, 5)
 _TAIL_CHARS = 4000
@@ -19,7 +19,11 @@ _FAULTHANDLER_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in
 
 
 def collection_error_lines(errors: tuple[CollectionError, ...]) -> str:
-    return "\n".join(f"- {error.node_id}: {error.message}" for error in errors)
+    """One line per collection error (node id and exception line), at most MAX_LISTED_ERRORS of them."""
+    lines = [f"- {error.node_id}: {keep_head(error.message, 300)}" for error in errors[:MAX_LISTED_ERRORS]]
+    if len(errors) > MAX_LISTED_ERRORS:
+        lines.append(f"- ... and {len(errors) - MAX_LISTED_ERRORS:,} more")
+    return "\n".join(lines)
 
 
 def execution_failure(

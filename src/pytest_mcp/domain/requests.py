@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from pytest_mcp.domain.errors import FieldError, InvalidArguments
+from pytest_mcp.domain.errors import MAX_LISTED_ERRORS, FieldError, InvalidArguments
 
 MAX_WORKERS = 64
 
@@ -126,11 +126,23 @@ class _Request(BaseModel):
 
     @classmethod
     def parse(cls, arguments: Mapping[str, Any] | None, policy: RequestPolicy) -> Self:
-        """Validate raw tool arguments, or raise InvalidArguments naming every bad field."""
+        """Validate raw tool arguments, or raise InvalidArguments naming the bad fields.
+
+        Unknown keys are set aside before validation, so a request with 200,000 of them costs
+        what a request with one does; InvalidArguments lists the first problems and counts the rest.
+        """
+        given = dict(arguments or {})
+        unknown = [key for key in given if key not in cls.model_fields]
+        errors: list[FieldError] = []
         try:
-            return cls.model_validate(dict(arguments or {}), context=policy)
+            request = cls.model_validate({key: given[key] for key in given if key in cls.model_fields}, context=policy)
         except ValidationError as exc:
-            raise InvalidArguments(cls.tool, [_field_error(cls, err) for err in exc.errors()]) from None
+            errors = [_field_error(cls, err) for err in exc.errors()]
+        listed = unknown[: max(MAX_LISTED_ERRORS - len(errors), 0)]
+        errors += [_unknown_parameter(cls, str(key)) for key in listed]
+        if errors:
+            raise InvalidArguments(cls.tool, errors, omitted=len(unknown) - len(listed))
+        return request
 
     @classmethod
     def base_schema(cls) -> dict[str, Any]:
@@ -173,18 +185,20 @@ class _Request(BaseModel):
         return _check_expression(_check_text(value, cls._policy(info).max_expression_length))
 
 
+def _unknown_parameter(model: type[BaseModel], key: str) -> FieldError:
+    # Field names come from the caller; keep an absurd one from flooding messages and logs.
+    name = key[:64]
+    if not model.model_fields:
+        return FieldError(name, f"unknown parameter; {getattr(model, 'tool', 'this tool')} takes no parameters")
+    return FieldError(name, f"unknown parameter; accepted parameters are: {', '.join(model.model_fields)}")
+
+
 def _field_error(model: type[BaseModel], err: Any) -> FieldError:
     loc = err["loc"]
-    # Field names come from the caller; keep an absurd one from flooding messages and logs.
     name = ".".join(str(part)[:64] for part in loc if not isinstance(part, int))
     for part in loc:
         if isinstance(part, int):
             name += f"[{part}]"
-    if err["type"] == "extra_forbidden":
-        if not model.model_fields:
-            return FieldError(name, f"unknown parameter; {getattr(model, 'tool', 'this tool')} takes no parameters")
-        accepted = ", ".join(model.model_fields)
-        return FieldError(name, f"unknown parameter; accepted parameters are: {accepted}")
     message = err["msg"]
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
@@ -225,12 +239,19 @@ class ExecuteTestsRequest(_Request):
     )
     coverage: bool = Field(False, description="Measure coverage with pytest-cov: total and the worst files.")
 
+    @field_validator("node_ids", mode="before")
+    @classmethod
+    def _not_too_many(cls, value: Any, info: ValidationInfo) -> Any:
+        # Before each item is validated: a million wrong items would make a million errors.
+        policy = cls._policy(info)
+        if isinstance(value, list) and len(value) > policy.max_node_ids:
+            raise ValueError(f"has {len(value):,} entries; the limit is {policy.max_node_ids}")
+        return value
+
     @field_validator("node_ids")
     @classmethod
     def _node_ids(cls, value: list[str], info: ValidationInfo) -> list[str]:
         policy = cls._policy(info)
-        if len(value) > policy.max_node_ids:
-            raise ValueError(f"has {len(value)} entries; the limit is {policy.max_node_ids}")
         problems = []
         for index, node_id in enumerate(value):
             try:

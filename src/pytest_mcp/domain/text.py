@@ -30,6 +30,18 @@ def keep_head(text: str, limit: int) -> str:
     return f"{text[:limit]} [... {len(text) - limit:,} characters cut ...]"
 
 
+def keep_arguments(arguments: tuple[str, ...], limit: int) -> tuple[str, ...]:
+    """The leading arguments that fit in `limit` characters, then one saying what was cut."""
+    used = 0
+    for index, argument in enumerate(arguments):
+        used += len(argument) + 1
+        if used > limit:
+            rest = arguments[index:]
+            cut = f"[... {len(rest):,} more arguments, {sum(map(len, rest)):,} characters, cut by pytest-mcp]"
+            return (*arguments[:index], cut)
+    return arguments
+
+
 def last_line(text: str, *, startswith: str = "") -> str | None:
     """The last non-blank line of `text` that starts with `startswith`, stripped."""
     for line in reversed(text.splitlines()):
