@@ -176,3 +176,20 @@ async def test_interpreter_without_pytest_is_an_execution_error_naming_the_inter
     assert str(python) in error.message, error.message
     assert "pytest" in error.message
     assert any(words in error.message for words in ("not installed", "cannot be run", "could not")), error.message
+
+
+async def test_node_ids_too_long_for_the_os_are_invalid_arguments_not_a_missing_pytest(tmp_path: Path) -> None:
+    """E2BIG once read "pytest cannot be run with the target interpreter ... install pytest"."""
+    root = write_project(tmp_path / "proj", {"test_quick.py": "def test_quick():\n    assert True\n"})
+    # 1.2 MB of environment (each value under Linux's 128 KiB per string) plus 1 MB of node ids.
+    bulky = {f"PYTEST_MCP_E2E_BULK_{index}": "b" * 100_000 for index in range(12)}
+    node_ids = [f"test_quick.py::test_{index}_" + "x" * 1970 for index in range(500)]
+
+    async with start_server(root, tmp_path, env=bulky).client() as client:
+        error = await _expect_error(client, "execute_tests", {"node_ids": node_ids})
+        await _assert_still_serving(client)
+
+    assert error.code == INVALID_PARAMS
+    assert error.message.startswith("invalid arguments for execute_tests: node_ids: with the rest of pytest's command")
+    assert "the system passes at most" in error.message
+    assert "install pytest" not in error.message

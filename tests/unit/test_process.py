@@ -158,3 +158,36 @@ async def test_an_overrun_is_sent_the_dump_signal_before_its_group_is_killed(dum
     assert (outcome.timed_out, outcome.stdout) == (True, "ready\n")
     assert outcome.stderr == ("where I am\n" if dump else "")
     assert outcome.duration < 5
+
+
+@pytest.mark.anyio
+async def test_a_command_the_os_would_refuse_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """E2BIG used to come back as 'pytest cannot be run... install pytest'."""
+    marker = tmp_path / "started"
+    argv = [sys.executable, "-c", f"open({str(marker)!r}, 'w')", *(["x" * 2000] * 1100)]
+
+    with pytest.raises(process.CommandTooLong) as caught:
+        await run_in_process_group(argv, cwd=tmp_path, timeout=10, limits=OutputLimits())
+
+    assert f"the system passes at most {os.sysconf('SC_ARG_MAX'):,}" in str(caught.value)
+    assert not marker.exists()
+
+
+def test_one_string_longer_than_linux_takes_is_named() -> None:
+    with pytest.raises(process.CommandTooLong, match="one of its strings is 200,000 bytes"):
+        process.check_command_size(["python", "y" * 200_000], {})
+
+
+@pytest.mark.anyio
+async def test_no_process_inherits_the_servers_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_MCP_AUTH_TOKEN", "token-that-must-stay-in-the-server-0123456789")
+    monkeypatch.setenv("SOMETHING_ELSE", "kept")
+    argv = [
+        sys.executable,
+        "-c",
+        "import os; print(sorted(k for k in os.environ if k in ('PYTEST_MCP_AUTH_TOKEN', 'SOMETHING_ELSE')))",
+    ]
+
+    outcome = await run_in_process_group(argv, cwd=tmp_path, timeout=30, limits=OutputLimits())
+
+    assert outcome.stdout.strip() == "['SOMETHING_ELSE']"

@@ -42,6 +42,8 @@ class ExecuteTests(Generic[T]):
     - `last_failed`/`failed_first` use pytest's own cache; the server keeps no state.
     - `workers` needs pytest-xdist and `coverage` needs pytest-cov in the target environment;
       when one is missing the request is invalid (the field is named), not the run.
+    - Node ids too many or too long for the OS to pass to a process are invalid too (nothing is
+      started); a command too long without any is the server's environment, an execution failure.
     - Coverage lists the files with the lowest coverage first, up to the policy's limit.
     - Progress, when asked for, is rate-limited, and the final state is always reported.
     """
@@ -74,6 +76,12 @@ class ExecuteTests(Generic[T]):
             await throttled.flush()
         if report.termination.kind == "plugin_missing":
             raise InvalidArguments(request.tool, [_missing_plugin_error(report.termination.detail)])
+        if report.termination.kind == "command_too_long" and request.node_ids:
+            reason = (
+                f"with the rest of pytest's command and the server's environment, {report.termination.detail}; "
+                "select fewer or shorter node ids, or the directory that holds them"
+            )
+            raise InvalidArguments(request.tool, [FieldError("node_ids", reason)])
         failure = execution_failure(
             report.termination,
             command=report.command,

@@ -60,6 +60,13 @@ def execution_failure(
             + "; run fewer tests or pass a larger timeout",
             details,
         )
+    if termination.kind == "command_too_long":
+        return ExecutionFailed(
+            "pytest_unavailable",
+            f"pytest cannot be started: with this server's environment, {termination.detail}; start the "
+            "server with a smaller environment",
+            details,
+        )
     if termination.kind == "pytest_unavailable":
         return ExecutionFailed("pytest_unavailable", termination.detail or "pytest could not be started", details)
     if termination.kind == "busy":

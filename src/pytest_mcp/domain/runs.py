@@ -8,7 +8,9 @@ from pydantic import Field
 
 from pytest_mcp.domain.models import CollectedTest, CollectionError, CoverageReport, ReportedTest, Summary, _Value
 
-TerminationKind = Literal["exited", "signalled", "timed_out", "pytest_unavailable", "busy", "plugin_missing"]
+TerminationKind = Literal[
+    "exited", "signalled", "timed_out", "pytest_unavailable", "busy", "plugin_missing", "command_too_long"
+]
 
 
 class RunSpec(_Value):
@@ -52,8 +54,9 @@ class Termination(_Value):
     signal: str | None = Field(None, description="Signal name, e.g. SIGSEGV, when kind is 'signalled'.")
     detail: str | None = Field(
         None,
-        description="Why pytest could not be started, why the run had to wait, or (plugin_missing) "
-        "the distribution that is missing, e.g. `pytest-xdist`.",
+        description="Why pytest could not be started, why the run had to wait, (plugin_missing) "
+        "the distribution that is missing, e.g. `pytest-xdist`, or (command_too_long) why the OS would "
+        "refuse the command.",
     )
 
 

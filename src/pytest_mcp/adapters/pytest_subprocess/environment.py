@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
-from pytest_mcp.adapters.pytest_subprocess.process import OutputLimits, run_in_process_group
+from pytest_mcp.adapters.pytest_subprocess.process import CommandTooLong, OutputLimits, run_in_process_group
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 
@@ -48,6 +48,8 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
             argv = [python, "-c", self._source, str(facts_path)]
             try:
                 outcome = await run_in_process_group(argv, cwd=self._root, timeout=timeout, limits=_PROBE_LIMITS)
+            except CommandTooLong as exc:
+                return ProbeReport(interpreter=choice, command=command, start_error=f"its command is too long: {exc}")
             except OSError as exc:
                 return ProbeReport(
                     interpreter=choice,

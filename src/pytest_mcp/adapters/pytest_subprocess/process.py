@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -135,6 +137,38 @@ async def _read_in_ticks(fd: int, buffer: BoundedBuffer, exited: anyio.Event) ->
 
 _live_groups: set[int] = set()
 
+SERVER_SECRETS = ("PYTEST_MCP_AUTH_TOKEN",)
+"""The server's own credentials: no process it starts needs them, so none inherits them."""
+_MAX_ARG_STRLEN = 32 * 4096  # Linux: the longest single argument or environment string
+_POINTER = 8
+
+
+class CommandTooLong(Exception):
+    """The command and its environment are more than the OS passes to a new process (E2BIG)."""
+
+    def __init__(self, size: int, limit: int, longest: int) -> None:
+        self.size, self.limit, self.longest = size, limit, longest
+        if longest > _MAX_ARG_STRLEN:
+            reason = f"one of its strings is {longest:,} bytes, and the system passes at most {_MAX_ARG_STRLEN:,}"
+        else:
+            reason = f"they come to {size:,} bytes, and the system passes at most {limit:,} to a new process"
+        super().__init__(reason)
+
+
+def child_environment() -> dict[str, str]:
+    """The environment a run starts with: the server's own, unchanged, but for its secrets."""
+    return {name: value for name, value in os.environ.items() if name not in SERVER_SECRETS}
+
+
+def check_command_size(argv: Sequence[str], env: dict[str, str]) -> None:
+    """Raise CommandTooLong when execve would refuse `argv` with `env` (E2BIG), before trying."""
+    strings = [os.fsencode(part) for part in argv] + [os.fsencode(f"{k}={v}") for k, v in env.items()]
+    size = sum(len(string) + 1 + _POINTER for string in strings) + 2 * _POINTER
+    limit = os.sysconf("SC_ARG_MAX")
+    longest = max(len(string) for string in strings)
+    if size > limit or (sys.platform == "linux" and longest > _MAX_ARG_STRLEN):
+        raise CommandTooLong(size, limit, longest)
+
 
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -165,11 +199,15 @@ async def run_in_process_group(
     """Run `argv` with no stdin, in a new session, and kill its whole group when it ends.
 
     The group is killed on every way out: normal exit (stragglers a test left behind),
-    timeout, and cancellation of the calling task. Raises OSError if the command cannot
-    be started at all. `while_running`, if given, runs alongside and is cancelled when the
-    process ends. `dump_signal`, if given, is sent to the process when the timeout passes,
-    _DUMP_SECONDS before its group is killed, so that it can say where it was (on stderr).
+    timeout, and cancellation of the calling task. The environment is the server's, without
+    its secrets (`child_environment`). Raises CommandTooLong, before starting anything, when
+    the OS would refuse the command as too long, and OSError if it cannot be started at all.
+    `while_running`, if given, runs alongside and is cancelled when the process ends.
+    `dump_signal`, if given, is sent to the process when the timeout passes, _DUMP_SECONDS
+    before its group is killed, so that it can say where it was (on stderr).
     """
+    env = child_environment()
+    check_command_size(argv, env)
     out = BoundedBuffer(limits.stdout_head, limits.stdout_tail)
     err = BoundedBuffer(limits.stderr_head, limits.stderr_tail)
     out_read, out_write = os.pipe()
@@ -186,8 +224,13 @@ async def run_in_process_group(
                 stdout=out_write,
                 stderr=err_write,
                 cwd=cwd,
+                env=env,
                 start_new_session=True,
             )
+        except OSError as exc:
+            if exc.errno == errno.E2BIG:  # our estimate missed it; say what it is all the same
+                raise CommandTooLong(0, os.sysconf("SC_ARG_MAX"), 0) from exc
+            raise
         finally:
             os.close(out_write)
             os.close(err_write)

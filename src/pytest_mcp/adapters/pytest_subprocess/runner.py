@@ -12,7 +12,12 @@ from pathlib import Path
 
 from pytest_mcp.adapters.pytest_options import COVERAGE_PLACEHOLDER, collect_options, run_options
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
-from pytest_mcp.adapters.pytest_subprocess.process import OutputLimits, ProcessOutcome, run_in_process_group
+from pytest_mcp.adapters.pytest_subprocess.process import (
+    CommandTooLong,
+    OutputLimits,
+    ProcessOutcome,
+    run_in_process_group,
+)
 from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressFollower, read_coverage, read_report
 from pytest_mcp.domain.models import CoverageReport
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
@@ -84,6 +89,7 @@ class _Run:
     outcome: ProcessOutcome
     parsed: ParsedReport
     coverage: CoverageReport | None
+    refused: Termination | None = None  # nothing was started: the OS would refuse the command
 
 
 class SubprocessPytestRunner(TestRunner):
@@ -132,7 +138,7 @@ class SubprocessPytestRunner(TestRunner):
             progress=progress if spec.progress else None,
         )
         return RunReport(
-            termination=self._termination(run.outcome, python=run.command[0]),
+            termination=run.refused or self._termination(run.outcome, python=run.command[0]),
             command=run.command,
             duration=run.outcome.duration,
             summary=run.parsed.summary,
@@ -151,7 +157,7 @@ class SubprocessPytestRunner(TestRunner):
         )
         summary = run.parsed.summary
         return CollectionReport(
-            termination=self._termination(run.outcome, python=run.command[0]),
+            termination=run.refused or self._termination(run.outcome, python=run.command[0]),
             command=run.command,
             duration=run.outcome.duration,
             finished=summary is not None,
@@ -213,6 +219,9 @@ class SubprocessPytestRunner(TestRunner):
                     while_running=follower.follow if follower is not None else None,
                     dump_signal=DUMP_SIGNAL,
                 )
+            except CommandTooLong as exc:
+                refused = Termination(kind="command_too_long", detail=str(exc))
+                return _Run(command, ProcessOutcome(None, False, "", "", 0.0), ParsedReport(), None, refused)
             except OSError as exc:
                 reason = exc.strerror or exc.__class__.__name__
                 outcome = ProcessOutcome(None, False, "", f"{_PYTEST_MISSING_MARK} {reason}", 0.0)
