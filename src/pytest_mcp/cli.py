@@ -223,15 +223,40 @@ def main(argv: Sequence[str] | None = None) -> None:
     container = create_container(settings)
     if args.command == "call":
         try:
-            arguments = json.loads(args.arguments)
-        except json.JSONDecodeError as exc:
-            parser.exit(2, f"pytest-mcp: arguments: not valid JSON ({exc})\n")
+            arguments = strict_json(args.arguments)
+        except ValueError as exc:
+            parser.exit(2, f"pytest-mcp: arguments: {exc}\n")
         if not isinstance(arguments, dict):
             parser.exit(2, "pytest-mcp: arguments: must be a JSON object\n")
         sys.exit(_call(container, args.tool, arguments))
     if args.command == "record":
         sys.exit(_record(container, Path(args.out)))
     sys.exit(_serve(container))
+
+
+def strict_json(text: str) -> Any:
+    """`text` parsed as JSON as a client would send it, or ValueError saying why not.
+
+    Python's parser also takes NaN, Infinity and numbers too large for a float (1e400 becomes
+    inf); sent on, the client would encode them as null, so `{"timeout": NaN}` would silently
+    mean the default timeout. Nesting deeper than Python can parse is refused too.
+    """
+
+    def refuse(constant: str) -> float:
+        raise ValueError(f"not valid JSON: {constant} is not a JSON number")
+
+    def finite(number: str) -> float:
+        value = float(number)
+        if value in (float("inf"), float("-inf")):
+            raise ValueError(f"not valid JSON here: {number} is too large for a number")
+        return value
+
+    try:
+        return json.loads(text, parse_constant=refuse, parse_float=finite)
+    except RecursionError:
+        raise ValueError("not valid JSON here: nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc})") from None
 
 
 def _import_structlog_without_rich() -> None:

@@ -235,3 +235,28 @@ def test_a_bad_environment_variable_is_refused_naming_it(
 
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        ('{"timeout": NaN}', "NaN is not a JSON number"),
+        ('{"timeout": Infinity}', "Infinity is not a JSON number"),
+        ('{"timeout": 1e400}', "1e400 is too large for a number"),
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ("{nope", "not valid JSON (Expecting property name"),
+    ],
+    ids=["nan", "infinity", "overflow", "deep", "broken"],
+)
+def test_call_refuses_json_a_client_could_not_send(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: str, reason: str
+) -> None:
+    """NaN and 1e400 once became null on the way, and so the default timeout; deep nesting a traceback."""
+    with pytest.raises(SystemExit) as exited:
+        main(["call", "execute_tests", arguments, "--root", str(tmp_path)])
+
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("pytest-mcp: arguments: ")
+    assert reason in error
+    assert "Traceback" not in error
