@@ -1,4 +1,10 @@
-"""Random JSON at both tools: every answer is a result, a -32602 or a -32000; never -32603, never a crash."""
+"""Random JSON at the tools: every answer is a result, a -32602 or a -32000; never -32603, never a crash.
+
+Besides random values, two strategies build the paths pytest reads otherwise than it looks:
+response files (`@...`, read by pytest 8.2+ as more arguments) and a symlink followed by `..`
+(`deep -> a/b/c`; Path.resolve() and pytest disagree on where `deep/../..` is). Every one of
+them must be refused, naming the field.
+"""
 
 from __future__ import annotations
 
@@ -16,21 +22,14 @@ from trapped_project import build_trapped_project, server_parameters
 
 from pytest_mcp.adapters.fake_runner import FakeTestRunner
 from pytest_mcp.container import create_container
+from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest
 from pytest_mcp.settings import Settings
 
 EXAMPLES = int(os.environ.get("PYTEST_MCP_FUZZ_EXAMPLES", "1500"))
-KNOWN_KEYS = [
-    "node_ids",
-    "markers",
-    "keywords",
-    "maxfail",
-    "failfast",
-    "verbosity",
-    "show_capture",
-    "timeout",
-    "detail",
-    "path",
-]
+# Every parameter any tool accepts, from the request models themselves.
+KNOWN_KEYS = sorted(
+    {*ExecuteTestsRequest.model_fields, *DiscoverTestsRequest.model_fields, *CheckEnvironmentRequest.model_fields}
+)
 
 json_scalars = (
     st.none()
@@ -46,7 +45,21 @@ json_values = st.recursive(
     max_leaves=20,
 )
 arguments = st.dictionaries(st.sampled_from(KNOWN_KEYS) | st.text(max_size=12), json_values, max_size=6)
-tools = st.sampled_from(["execute_tests", "discover_tests"])
+tools = st.sampled_from(["execute_tests", "discover_tests", "check_environment"])
+
+path_text = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=20)
+response_files = st.builds(
+    "@{}{}".format,
+    st.sampled_from(["", "/", "/proc/self/environ", "/dev/zero", "fifo", "list.txt", "../", "@"]),
+    path_text,
+)
+symlink_then_dotdot = st.builds(
+    lambda climbs, rest, node: "deep/" + "../" * climbs + rest + node,
+    st.integers(min_value=3, max_value=8),
+    st.sampled_from(["outside/test_outside.py", "outside", "", "etc/passwd", "proc/self/environ"]),
+    st.sampled_from(["", "::test_outside", "::t[x]"]),
+)
+escapes = response_files | symlink_then_dotdot
 
 
 def outcome_of(portal: BlockingPortal, client: Client, tool: str, args: dict[str, Any]) -> str:
@@ -56,7 +69,7 @@ def outcome_of(portal: BlockingPortal, client: Client, tool: str, args: dict[str
         code, message = error.code, error.message
     else:
         assert result.structured_content is not None
-        assert "exit_code" in result.structured_content
+        assert "exit_code" in result.structured_content or "ready" in result.structured_content
         return "result"
     assert code in (-32602, -32000), f"{tool}({args!r}) answered {code}: {message}"
     return str(code)
@@ -72,6 +85,29 @@ def fuzz(portal: BlockingPortal, client: Client, examples: int) -> set[str]:
 
     one_call()
     return seen
+
+
+def refuse_escapes(portal: BlockingPortal, client: Client, examples: int) -> int:
+    """Every response file and symlink-then-`..` path is refused naming its field; how many were tried."""
+    tried = 0
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(escape=escapes, as_path=st.booleans(), before=st.sampled_from([[], ["test_ok.py"]]))
+    def one_call(escape: str, as_path: bool, before: list[str]) -> None:
+        nonlocal tried
+        tool, field, args = (
+            ("discover_tests", "path", {"path": escape})
+            if as_path
+            else ("execute_tests", "node_ids", {"node_ids": [*before, escape]})
+        )
+        with pytest.raises(MCPError) as caught:
+            portal.call(client.call_tool, tool, args)
+        assert caught.value.code == -32602, f"{tool}({args!r}): {caught.value.message}"
+        assert [error["field"] for error in caught.value.error.data["errors"]] == [field]
+        tried += 1
+
+    one_call()
+    return tried
 
 
 @pytest.fixture
@@ -94,9 +130,11 @@ def test_random_arguments_in_process_never_produce_an_internal_error(tmp_path: P
 
     with portal.wrap_async_context_manager(Client(container.tool_server().server)) as client:
         seen = fuzz(portal, client, EXAMPLES)
+        refused = refuse_escapes(portal, client, EXAMPLES // 3)
         still_serving = portal.call(client.list_tools)
 
     assert "-32602" in seen
+    assert refused == EXAMPLES // 3
     assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests", "check_environment"}
 
 
@@ -106,8 +144,10 @@ def test_random_arguments_over_stdio_never_produce_an_internal_error(tmp_path: P
 
     with portal.wrap_async_context_manager(Client(parameters, mode="legacy")) as client:
         seen = fuzz(portal, client, max(EXAMPLES // 5, 50))
+        refused = refuse_escapes(portal, client, max(EXAMPLES // 10, 50))
         still_serving = portal.call(client.list_tools)
 
     assert "-32602" in seen
+    assert refused == max(EXAMPLES // 10, 50)
     assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests", "check_environment"}
     assert trapped.tripped() == [], "the fake runner must not start pytest"

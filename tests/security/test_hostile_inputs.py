@@ -86,6 +86,34 @@ HOSTILE: list[tuple[str, str, dict[str, Any], str]] = [
     ("plugins-param", E, {"plugins": ["evil_canary_plugin"]}, "plugins"),
     ("python-param", E, {"python": "/bin/sh"}, "python"),
     ("huge-parameter-name", E, {"x" * 10_000: 1}, "x" * 64),
+    # Response files: pytest 8.2+ reads `@FILE` as more arguments, after `--` too
+    ("response-file-passwd", E, {"node_ids": ["@/etc/passwd"]}, "node_ids"),
+    ("response-file-environ", E, {"node_ids": ["@/proc/self/environ"]}, "node_ids"),
+    ("response-file-in-root", E, {"node_ids": ["@list.txt"]}, "node_ids"),
+    ("response-file-zero", E, {"node_ids": ["@/dev/zero"]}, "node_ids"),
+    ("response-file-fifo", E, {"node_ids": ["@fifo"]}, "node_ids"),
+    ("response-file-after-a-valid-id", E, {"node_ids": ["test_ok.py", "@list.txt"]}, "node_ids"),
+    ("response-file-node", E, {"node_ids": ["@list.txt::test_x"]}, "node_ids"),
+    ("response-file-discover", D, {"path": "@list.txt"}, "path"),
+    ("response-file-discover-environ", D, {"path": "@/proc/self/environ"}, "path"),
+    ("response-file-keywords", E, {"keywords": "@list.txt"}, "keywords"),
+    ("response-file-markers", D, {"markers": "@list.txt"}, "markers"),
+    # How pytest reads a path, not how Path.resolve() does
+    ("symlink-then-dotdot", E, {"node_ids": ["deep/../../../outside/test_outside.py"]}, "node_ids"),
+    ("symlink-then-dotdot-discover", D, {"path": "deep/../../../outside"}, "path"),
+    ("bracket-cut-leaves-root", E, {"node_ids": ["../outside[/../project/test_ok.py"]}, "node_ids"),
+    ("node-part-climbs-back", E, {"node_ids": ["../outside/test_outside.py::x/../../project"]}, "node_ids"),
+    ("equals-keywords", E, {"keywords": "=test_ok"}, "keywords"),
+    ("equals-markers", E, {"markers": "=slow"}, "markers"),
+    # Run controls
+    ("workers-zero", E, {"workers": 0}, "workers"),
+    ("workers-too-many", E, {"workers": 65}, "workers"),
+    ("workers-bool", E, {"workers": True}, "workers"),
+    ("workers-word", E, {"workers": "all"}, "workers"),
+    ("coverage-string", E, {"coverage": "yes"}, "coverage"),
+    ("last-failed-number", E, {"last_failed": 1}, "last_failed"),
+    ("detail-upper", E, {"detail": "ALL"}, "detail"),
+    ("million-node-ids", E, {"node_ids": [0] * 1_000_000}, "node_ids"),
     # discover_tests
     ("discover-option", D, {"path": "--collect-only"}, "path"),
     ("discover-plugin", D, {"path": "-pevil_canary_plugin"}, "path"),
@@ -97,14 +125,19 @@ HOSTILE: list[tuple[str, str, dict[str, Any], str]] = [
     ("discover-markers-plugin", D, {"markers": "-pevil_canary_plugin"}, "markers"),
     ("discover-keywords-oversized", D, {"keywords": "k" * 5000}, "keywords"),
     ("discover-unknown", D, {"node_ids": ["test_ok.py"]}, "node_ids"),
+    ("discover-path-list", D, {"path": ["tests"]}, "path"),
+    ("environment-with-arguments", "check_environment", {"python": "/bin/sh"}, "python"),
     # Unknown tools
     ("unknown-tool", "run_shell", {"command": "id"}, "name"),
+    ("unknown-tool-empty", "", {}, "name"),
+    ("unknown-tool-case", "EXECUTE_TESTS", {}, "name"),
+    ("unknown-tool-trailing-space", "execute_tests ", {}, "name"),
 ]
 
 
 def test_the_table_is_large_enough_and_has_unique_ids() -> None:
     ids = [case[0] for case in HOSTILE]
-    assert len(ids) >= 40
+    assert len(ids) >= 100
     assert len(set(ids)) == len(ids)
 
 

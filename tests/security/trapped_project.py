@@ -5,6 +5,9 @@
 - `conftest.py` in the root writes STARTED whenever a pytest session starts there.
 - `--python` is a wrapper that appends its argv to SPAWNED before exec'ing the real
   interpreter, so "no pytest process was started" is a fact we read, not an inference.
+- Things pytest could be made to read instead of a test: `escape` (a link out of the root),
+  `deep` (a link to a/b/c, so `deep/../..` means one thing to Path.resolve() and another to
+  pytest), `list.txt` (a response file naming the outside test) and `fifo` (a named pipe).
 """
 
 from __future__ import annotations
@@ -51,6 +54,10 @@ def build_trapped_project(base: Path) -> TrappedProject:
     (root / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: slow\n")
     (root / "test_ok.py").write_text("def test_ok():\n    pass\n")
     os.symlink(base / "outside", root / "escape")
+    (root / "a" / "b" / "c").mkdir(parents=True)
+    os.symlink("a/b/c", root / "deep")
+    (root / "list.txt").write_text(f"{base / 'outside' / 'test_outside.py'}\n-pevil_canary_plugin\n")
+    os.mkfifo(root / "fifo")
     wrapper = base / "python-wrapper"
     wrapper.write_text(f'#!/bin/sh\necho "$@" >> {base / "SPAWNED"}\nexec {sys.executable} "$@"\n')
     wrapper.chmod(0o755)
