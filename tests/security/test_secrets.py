@@ -62,13 +62,12 @@ READ_BACK: list[tuple[str, str, dict[str, Any]]] = [
 
 
 def leaky_project(base: Path) -> Path:
-    """The trapped project, plus links to the environment file and to /proc, and tests that end badly."""
+    """The trapped project (with its `deep -> a/b/c`), links to the environment file and to /proc, and
+    tests that end badly."""
     trapped = build_trapped_project(base)
     root = trapped.root
     os.symlink(ENVIRON, root / "environ_link")
     os.symlink("/proc/self", root / "proc_link")
-    (root / "a" / "b").mkdir(parents=True)
-    os.symlink("a/b", root / "deep")
     (root / "test_crash.py").write_text("import ctypes\n\ndef test_crash():\n    ctypes.string_at(0)\n")
     (root / "test_slow.py").write_text("import time\n\ndef test_slow():\n    time.sleep(30)\n")
     (root / "test_prints_env.py").write_text(
