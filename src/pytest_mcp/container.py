@@ -10,8 +10,8 @@ from dependency_injector import containers, providers
 from pydantic import SecretStr
 
 from pytest_mcp import __version__
-from pytest_mcp.adapters.mcp_server import McpToolServer
-from pytest_mcp.adapters.stdio_transport import StdioTransport
+from pytest_mcp.adapters.mcp.stdio_transport import StdioTransport
+from pytest_mcp.adapters.mcp.tool_server import McpToolServer
 from pytest_mcp.adapters.structlog_logging import configure_logging
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
@@ -67,7 +67,7 @@ class Container(containers.DeclarativeContainer):
         root=config.root,
         resource_limits=resource_limits,
     )
-    fake_runner = providers.Singleton(_deferred("adapters.fake_runner.FakeTestRunner"))
+    fake_runner = providers.Singleton(_deferred("adapters.fake.runner.FakeTestRunner"))
     # Every process a call starts (runs, collections, environment probes) takes one of these.
     run_slots = providers.Singleton(_deferred("adapters.concurrency_limit.RunSlots"), limit=config.max_concurrent_runs)
     runner = providers.Singleton(
@@ -77,7 +77,7 @@ class Container(containers.DeclarativeContainer):
     )
 
     presenter = providers.Singleton(
-        _deferred("adapters.mcp_presenter.McpPresenter"), max_response_bytes=config.max_response_bytes
+        _deferred("adapters.mcp.presenter.McpPresenter"), max_response_bytes=config.max_response_bytes
     )
     execute_tests = providers.Singleton(_ExecuteTests, runner=runner, presenter=presenter, policy=policy)
     discover_tests = providers.Singleton(_DiscoverTests, runner=runner, presenter=presenter, policy=policy)
@@ -86,13 +86,13 @@ class Container(containers.DeclarativeContainer):
         interpreter=interpreter,
         root=config.root,
     )
-    fake_probe = providers.Singleton(_deferred("adapters.fake_environment.FakeEnvironmentProbe"), root=config.root)
+    fake_probe = providers.Singleton(_deferred("adapters.fake.environment.FakeEnvironmentProbe"), root=config.root)
     environment_probe = providers.Singleton(
         _deferred("adapters.concurrency_limit.ConcurrencyLimitedProbe"),
         inner=providers.Selector(config.runner, subprocess=subprocess_probe, fake=fake_probe),
         slots=run_slots,
     )
-    environment_presenter = providers.Singleton(_deferred("adapters.mcp_environment_presenter.McpEnvironmentPresenter"))
+    environment_presenter = providers.Singleton(_deferred("adapters.mcp.environment_presenter.McpEnvironmentPresenter"))
     check_environment = providers.Singleton(
         _deferred("domain.check_environment.CheckEnvironment"),
         probe=environment_probe,
@@ -110,7 +110,7 @@ class Container(containers.DeclarativeContainer):
         version=__version__,
     )
     http_options = providers.Singleton(
-        _deferred("adapters.http_transport.HttpOptions"),
+        _deferred("adapters.mcp.http_transport.HttpOptions"),
         host=config.host,
         port=config.port,
         path=config.path,
@@ -119,7 +119,7 @@ class Container(containers.DeclarativeContainer):
         auth_token=providers.Callable(_revealed, config.auth_token),
         version=__version__,
         limits=providers.Singleton(
-            _deferred("adapters.http_limits.HttpLimits"),
+            _deferred("adapters.mcp.http_limits.HttpLimits"),
             request_timeout=config.http_request_timeout,
             max_connections=config.max_connections,
             max_sessions=config.max_sessions,
@@ -129,14 +129,16 @@ class Container(containers.DeclarativeContainer):
     transport = providers.Selector(
         config.transport,
         stdio=providers.Factory(StdioTransport),
-        http=providers.Factory(_deferred("adapters.http_transport.HttpTransport"), options=http_options, kind="http"),
-        sse=providers.Factory(_deferred("adapters.http_transport.HttpTransport"), options=http_options, kind="sse"),
+        http=providers.Factory(
+            _deferred("adapters.mcp.http_transport.HttpTransport"), options=http_options, kind="http"
+        ),
+        sse=providers.Factory(_deferred("adapters.mcp.http_transport.HttpTransport"), options=http_options, kind="sse"),
     )
 
     # `pytest-mcp record`: the same runner and use cases, presenting domain results in-process.
-    domain_results = providers.Singleton(_deferred("adapters.recording.DomainResults"))
+    domain_results = providers.Singleton(_deferred("adapters.fake.recording.DomainResults"))
     recorder = providers.Factory(
-        _deferred("adapters.recording.RunRecorder"),
+        _deferred("adapters.fake.recording.RunRecorder"),
         execute_tests=providers.Factory(_ExecuteTests, runner=runner, presenter=domain_results, policy=policy),
         discover_tests=providers.Factory(_DiscoverTests, runner=runner, presenter=domain_results, policy=policy),
         policy=policy,

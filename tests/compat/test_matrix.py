@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mcp.adapters.mcp_presenter import summary_line
+from pytest_mcp.adapters.mcp.presenter import summary_line
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec
 from tests.compat.conftest import Target, runner_for
 from tests.integration.oracle import (

@@ -20,7 +20,7 @@ import pytest
 from oracle import COUNT_KEYS, PytestOutcome, pytest_collect, pytest_says, pytest_selects, run_args, summary_words
 from support import alongside, collect, run
 
-from pytest_mcp.adapters.mcp_presenter import summary_line
+from pytest_mcp.adapters.mcp.presenter import summary_line
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 from trapped_project import build_trapped_project, server_parameters
 
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.container import create_container
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest
 from pytest_mcp.settings import Settings

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.domain.requests import RequestPolicy
 
 

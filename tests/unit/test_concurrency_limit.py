@@ -4,8 +4,8 @@ import anyio
 import pytest
 
 from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedProbe, ConcurrencyLimitedRunner, RunSlots
-from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.domain.environment import ProbeReport
 from pytest_mcp.domain.runs import RunSpec
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.domain.discover_tests import DiscoverTests
 from pytest_mcp.domain.errors import ExecutionFailed
 from pytest_mcp.domain.models import DiscoveryResult

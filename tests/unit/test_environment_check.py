@@ -10,8 +10,8 @@ import pytest
 import structlog
 from mcp import Client, MCPError
 
-from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
-from pytest_mcp.adapters.mcp_environment_presenter import McpEnvironmentPresenter
+from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
+from pytest_mcp.adapters.mcp.environment_presenter import McpEnvironmentPresenter
 from pytest_mcp.container import Container, create_container
 from pytest_mcp.domain.check_environment import CheckEnvironment
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport

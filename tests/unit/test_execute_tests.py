@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.domain.errors import ExecutionFailed
 from pytest_mcp.domain.execute_tests import ExecuteTests
 from pytest_mcp.domain.models import RunResult

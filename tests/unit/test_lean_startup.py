@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedProbe, ConcurrencyLimitedRunner
-from pytest_mcp.adapters.fake_environment import FakeEnvironmentProbe
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
-from pytest_mcp.adapters.http_transport import HttpOptions, HttpTransport
-from pytest_mcp.adapters.mcp_environment_presenter import McpEnvironmentPresenter
-from pytest_mcp.adapters.mcp_presenter import McpPresenter
+from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
+from pytest_mcp.adapters.fake.recording import DomainResults, RunRecorder
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
+from pytest_mcp.adapters.mcp.environment_presenter import McpEnvironmentPresenter
+from pytest_mcp.adapters.mcp.http_transport import HttpOptions, HttpTransport
+from pytest_mcp.adapters.mcp.presenter import McpPresenter
 from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter, pytest_is_installed
 from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
-from pytest_mcp.adapters.recording import DomainResults, RunRecorder
 from pytest_mcp.container import create_container
 from pytest_mcp.domain.check_environment import CheckEnvironment
 from pytest_mcp.domain.discover_tests import DiscoverTests
@@ -33,10 +33,10 @@ from pytest_mcp.settings import Settings
 # Adapters the default path (stdio, subprocess runner) never needs; the container imports each
 # one only when its provider is built. And pytest itself: the server runs it in a subprocess only.
 OFF_THE_STDIO_PATH = (
-    "pytest_mcp.adapters.http_transport",
-    "pytest_mcp.adapters.fake_runner",
-    "pytest_mcp.adapters.fake_environment",
-    "pytest_mcp.adapters.recording",
+    "pytest_mcp.adapters.mcp.http_transport",
+    "pytest_mcp.adapters.fake.runner",
+    "pytest_mcp.adapters.fake.environment",
+    "pytest_mcp.adapters.fake.recording",
     "pytest_mcp.testing",
     "pytest",
     "_pytest",
@@ -108,8 +108,8 @@ FIRST_CALL_ONLY = (
     "pytest_mcp.adapters.concurrency_limit",
     "pytest_mcp.adapters.pytest_subprocess.runner",
     "pytest_mcp.adapters.pytest_subprocess.interpreter",
-    "pytest_mcp.adapters.mcp_presenter",
-    "pytest_mcp.adapters.mcp_environment_presenter",
+    "pytest_mcp.adapters.mcp.presenter",
+    "pytest_mcp.adapters.mcp.environment_presenter",
 )
 
 
@@ -159,7 +159,7 @@ def test_serving_over_stdio_imports_no_http_fake_or_recording_adapter_and_no_pyt
     serving, modules = _serve_until_ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
 
     assert serving == "StdioTransport"
-    assert "pytest_mcp.adapters.stdio_transport" in modules
+    assert "pytest_mcp.adapters.mcp.stdio_transport" in modules
     assert sorted(modules.intersection(OFF_THE_STDIO_PATH)) == []
 
 

@@ -10,7 +10,7 @@ import pytest
 import structlog
 from mcp import Client, MCPError
 
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.container import Container, create_container
 from pytest_mcp.settings import Settings
 

@@ -4,7 +4,7 @@ import json
 
 from mcp_types import CallToolResult
 
-from pytest_mcp.adapters.mcp_presenter import McpPresenter, summary_line
+from pytest_mcp.adapters.mcp.presenter import McpPresenter, summary_line
 from pytest_mcp.domain.models import CollectedTest, DiscoveryResult, ReportedTest, RunResult, Summary
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.adapters.pytest_options import COVERAGE_PLACEHOLDER, collect_options, run_options
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
 

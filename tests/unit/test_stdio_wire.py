@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from pytest_mcp.adapters.stdio_transport import MAX_LINE_BYTES, _WireReader, top_level_id
+from pytest_mcp.adapters.mcp.stdio_transport import MAX_LINE_BYTES, _WireReader, top_level_id
 
 pytestmark = pytest.mark.anyio
 

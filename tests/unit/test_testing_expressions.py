@@ -7,7 +7,7 @@ import itertools
 import pytest
 from _pytest.mark.expression import Expression
 
-from pytest_mcp.adapters.selection_expressions import ExpressionError, Value, compile_expression
+from pytest_mcp.adapters.fake.expressions import ExpressionError, Value, compile_expression
 
 EXPRESSIONS = [
     "a",

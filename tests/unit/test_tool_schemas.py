@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 from pydantic import BaseModel
 
-from pytest_mcp.adapters.mcp_server import TOOL_REQUESTS, generated_schemas, shipped_schemas
+from pytest_mcp.adapters.mcp.tool_server import TOOL_REQUESTS, generated_schemas, shipped_schemas
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 
@@ -14,7 +14,7 @@ from pytest_mcp.settings import Settings
 def test_the_shipped_tool_schemas_are_the_ones_the_models_generate() -> None:
     assert shipped_schemas() == generated_schemas(), (
         "a request or result model changed what agents see: run `.venv/bin/python scripts/write-tool-schemas` "
-        "and review the diff of src/pytest_mcp/adapters/tool_schemas.json"
+        "and review the diff of src/pytest_mcp/adapters/mcp/tool_schemas.json"
     )
     assert list(shipped_schemas()) == list(TOOL_REQUESTS)
 

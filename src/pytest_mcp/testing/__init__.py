@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import typing as _typing
 
-from pytest_mcp.adapters.fake_runner import (
+from pytest_mcp.adapters.fake.runner import (
     RECORDING_FORMAT,
     RECORDING_VERSION,
     FailureKind,

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from mcp import Client
 
-from pytest_mcp.adapters.fake_runner import FakeTestRunner
+from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 

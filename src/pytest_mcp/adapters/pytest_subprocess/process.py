@@ -135,8 +135,6 @@ async def _read_in_ticks(fd: int, buffer: BoundedBuffer, exited: anyio.Event) ->
                 await exited.wait()
 
 
-_live_groups: set[int] = set()
-
 SERVER_SECRETS = ("PYTEST_MCP_AUTH_TOKEN",)
 """The server's own credentials: no process it starts needs them, so none inherits them."""
 _MAX_ARG_STRLEN = 32 * 4096  # Linux: the longest single argument or environment string
@@ -173,18 +171,6 @@ def check_command_size(argv: Sequence[str], env: dict[str, str]) -> None:
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-
-
-def kill_all_process_groups() -> int:
-    """Kill every process group a run in this process still owns; for transports shutting down.
-
-    Runs kill their own groups on every way out; this is the last line for a shutdown path that
-    could not wait for them (an HTTP server's graceful-shutdown timeout, say).
-    """
-    groups = list(_live_groups)
-    for pgid in groups:
-        _kill_group(pgid)
-    return len(groups)
 
 
 async def run_in_process_group(
@@ -235,7 +221,6 @@ async def run_in_process_group(
             os.close(out_write)
             os.close(err_write)
         pgid = process.pid  # a new session makes the child its own group leader
-        _live_groups.add(pgid)
         timed_out = False
         exited = anyio.Event()
         try:
@@ -268,7 +253,6 @@ async def run_in_process_group(
             with anyio.CancelScope(shield=True):
                 await process.wait()
                 await process.aclose()
-            _live_groups.discard(pgid)
     finally:
         os.close(out_read)
         os.close(err_read)

@@ -17,7 +17,7 @@ import anyio
 import structlog
 from mcp.server import Server
 
-from pytest_mcp.adapters.http_limits import (
+from pytest_mcp.adapters.mcp.http_limits import (
     DisconnectWatch,
     HttpLimits,
     SessionTable,
@@ -26,9 +26,8 @@ from pytest_mcp.adapters.http_limits import (
     guarded_protocol,
     raise_open_file_limit,
 )
-from pytest_mcp.adapters.mcp_server import McpToolServer
-from pytest_mcp.adapters.pytest_subprocess.process import kill_all_process_groups
-from pytest_mcp.adapters.shutdown_signals import ShutdownSignals
+from pytest_mcp.adapters.mcp.shutdown_signals import ShutdownSignals
+from pytest_mcp.adapters.mcp.tool_server import McpToolServer
 from pytest_mcp.settings import exposure_problem, token_problem
 
 _log = structlog.get_logger("pytest_mcp.transport")
@@ -193,9 +192,9 @@ class HttpTransport:
     """HTTP transports: `kind="http"` (streamable HTTP) or `kind="sse"` (HTTP+SSE, the older one).
 
     Shutdown contract, as for stdio: on SIGTERM or SIGINT, every call in flight is cancelled
-    first (each run kills its pytest process group on the way out), then every session is
-    closed with its streams, then uvicorn stops (giving any connection still open at most 2 s),
-    any group still alive is killed, and `serve` returns 128 + the signal number. Measured
+    first (the TestRunner port promises that a cancelled run stops all it started), then every
+    session is closed with its streams, then uvicorn stops (giving any connection still open at
+    most 2 s), and `serve` returns 128 + the signal number. Measured
     under 1 s with runs and sessions open (tests/e2e/test_http_limits.py).
     """
 
@@ -262,7 +261,4 @@ class HttpTransport:
             )
             await web.serve()
             group.cancel_scope.cancel()
-        leftovers = kill_all_process_groups()
-        if leftovers:
-            _log.warning("killed_leftover_runs", count=leftovers)
         return signals.exit_code(otherwise=0 if web.started else 1)

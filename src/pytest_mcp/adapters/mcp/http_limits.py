@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import structlog
 
-from pytest_mcp.adapters.mcp_server import CLIENT, ClientPresence
+from pytest_mcp.adapters.mcp.tool_server import CLIENT, ClientPresence
 
 _log = structlog.get_logger("pytest_mcp.transport")
 

@@ -13,9 +13,9 @@ from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pytest_mcp.adapters.fake_terminal import FakeTerminal, collect_words, interrupted, run_words
+from pytest_mcp.adapters.fake.expressions import ExpressionError, Value, compile_expression
+from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words, interrupted, run_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
-from pytest_mcp.adapters.selection_expressions import ExpressionError, Value, compile_expression
 from pytest_mcp.domain.models import CollectedTest, CollectionError, Outcome, Phase, ReportedTest, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_mcp.adapters.fake_runner import ScriptedTest, recording_document
+from pytest_mcp.adapters.fake.runner import ScriptedTest, recording_document
 from pytest_mcp.domain.discover_tests import DiscoverTests
 from pytest_mcp.domain.execute_tests import ExecuteTests
 from pytest_mcp.domain.models import CollectedTest, DiscoveryResult, ReportedTest, RunResult

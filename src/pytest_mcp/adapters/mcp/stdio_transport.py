@@ -23,8 +23,8 @@ from mcp.shared.message import SessionMessage
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
-from pytest_mcp.adapters.mcp_server import McpToolServer
-from pytest_mcp.adapters.shutdown_signals import ShutdownSignals
+from pytest_mcp.adapters.mcp.shutdown_signals import ShutdownSignals
+from pytest_mcp.adapters.mcp.tool_server import McpToolServer
 
 _log = structlog.get_logger("pytest_mcp.transport")
 

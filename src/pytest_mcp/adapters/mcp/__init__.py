@@ -1,0 +1,1 @@
+"""The MCP side: the tool server, its presenters, and the stdio and HTTP transports that carry it."""
