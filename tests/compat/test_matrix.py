@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mcp.adapters.mcp.presenter import summary_line
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec
 from tests.compat.conftest import Target, runner_for
 from tests.integration.oracle import (
@@ -96,7 +95,7 @@ async def test_the_summary_line_we_print_is_that_pytests_own(target: Target, run
     expected, report = await observe(target, run_name)
     assert report.summary is not None
 
-    assert summary_line(report.summary).rsplit(" in ", 1)[0].split(", ") == summary_words(expected.stdout)
+    assert report.summary.line().rsplit(" in ", 1)[0].split(", ") == summary_words(expected.stdout)
 
 
 async def test_listed_reports_tally_to_the_counts(target: Target, run_name: str) -> None:

@@ -16,7 +16,6 @@ import pytest
 from oracle import COUNT_KEYS, PytestOutcome, pytest_collect, pytest_says, pytest_selects, run_args, summary_words
 from support import alongside, project, run
 
-from pytest_mcp.adapters.mcp.presenter import summary_line
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec
 from pytest_mcp.testing import connect
 
@@ -74,7 +73,7 @@ async def test_the_summary_line_we_print_has_pytests_words_in_pytests_order(bare
     expected, report = await observe(bare_python, make_runner, selection)
     assert report.summary is not None
 
-    assert summary_line(report.summary).rsplit(" in ", 1)[0].split(", ") == summary_words(expected.stdout)
+    assert report.summary.line().rsplit(" in ", 1)[0].split(", ") == summary_words(expected.stdout)
 
 
 async def test_total_is_what_pytest_selects(bare_python, make_runner, selection):

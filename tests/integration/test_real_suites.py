@@ -20,7 +20,6 @@ import pytest
 from oracle import COUNT_KEYS, PytestOutcome, pytest_collect, pytest_says, pytest_selects, run_args, summary_words
 from support import alongside, collect, run
 
-from pytest_mcp.adapters.mcp.presenter import summary_line
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec
@@ -115,7 +114,7 @@ async def test_the_summary_line_we_print_is_pytests_own_on_a_real_suite(suite: R
     expected, report = await observe(suite)
     assert report.summary is not None
 
-    ours = summary_line(report.summary).rsplit(" in ", 1)[0].split(", ")
+    ours = report.summary.line().rsplit(" in ", 1)[0].split(", ")
     assert ours == summary_words(expected.stdout)
 
 

@@ -4,7 +4,7 @@ import json
 
 from mcp_types import CallToolResult
 
-from pytest_mcp.adapters.mcp.presenter import McpPresenter, summary_line
+from pytest_mcp.adapters.mcp.presenter import McpPresenter
 from pytest_mcp.domain.models import CollectedTest, DiscoveryResult, ReportedTest, RunResult, Summary
 
 
@@ -31,11 +31,11 @@ def a_result() -> RunResult:
 
 
 def test_the_summary_line_uses_pytests_order_and_words() -> None:
-    assert summary_line(a_result().summary) == "1 failed, 2 passed, 1 skipped, 3 deselected, 1 error in 0.50s"
-    assert summary_line(Summary(errors=2, duration=0.0)) == "2 errors in 0.00s"
-    assert summary_line(Summary()) == "no tests ran in 0.00s"
-    assert summary_line(Summary(passed=3, warnings=1, errors=1)) == "3 passed, 1 warning, 1 error in 0.00s"
-    assert summary_line(Summary(passed=3, warnings=2)) == "3 passed, 2 warnings in 0.00s"
+    assert a_result().summary.line() == "1 failed, 2 passed, 1 skipped, 3 deselected, 1 error in 0.50s"
+    assert Summary(errors=2, duration=0.0).line() == "2 errors in 0.00s"
+    assert Summary().line() == "no tests ran in 0.00s"
+    assert Summary(passed=3, warnings=1, errors=1).line() == "3 passed, 1 warning, 1 error in 0.00s"
+    assert Summary(passed=3, warnings=2).line() == "3 passed, 2 warnings in 0.00s"
 
 
 def test_the_text_block_is_a_compact_reading_not_a_copy_of_the_json() -> None:

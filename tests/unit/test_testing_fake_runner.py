@@ -42,7 +42,7 @@ def test_a_bad_script_names_every_bad_node_id_and_field() -> None:
         )
 
     message = str(caught.value)
-    assert f"[{A!r}].outcome: Input should be 'passed', 'failed', 'skipped', 'xfailed', 'xpassed' or 'error'" in message
+    assert f"[{A!r}].outcome: input should be 'passed', 'failed', 'skipped', 'xfailed', 'xpassed' or 'error'" in message
     assert "(got 'flaky')" in message
     assert f"[{B!r}].colour: unknown field; the fields are node_id, outcome" in message
     assert f"[{C!r}]: phase 'setup' is impossible for outcome 'failed'" in message
@@ -196,11 +196,11 @@ def test_a_recording_round_trips(tmp_path: Path) -> None:
                 "root": "/p",
                 "tests": [{"node_id": "t.py::a", "outcome": "boom"}],
             },
-            "tests[0].outcome: Input should be 'passed', 'failed'",
+            "tests[0].outcome: input should be 'passed', 'failed'",
         ),
         (
             {"format": RECORDING_FORMAT, "version": 1, "root": "/p", "tests": [{"outcome": "passed"}]},
-            "tests[0].node_id: Field required",
+            "tests[0].node_id: field required",
         ),
     ],
     ids=["not-an-object", "format", "version", "unknown-field", "root", "tests", "outcome", "node-id"],

@@ -9,8 +9,11 @@ PytestMcpError
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pydantic import ValidationError
 
 from pytest_mcp.domain.text import keep_arguments, keep_head
 
@@ -43,6 +46,30 @@ class FieldError:
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}"
+
+
+def field_errors(
+    exc: ValidationError, *, prefix: str = "", fields: Sequence[str] = (), show_input: bool = False
+) -> list[FieldError]:
+    """pydantic's errors in our words: each field by its path (`node_ids[2]`, `tests[0].outcome`),
+    each reason without pydantic's prefixes. Field names from a caller are cut at 64 characters.
+
+    `fields` lists the known fields, named when an unknown one is refused; `show_input` adds the
+    value that was refused (for scripts, where it helps; never for tool arguments, which may be huge).
+    """
+    problems = []
+    for error in exc.errors():
+        location = "".join(f"[{part}]" if isinstance(part, int) else f".{str(part)[:64]}" for part in error["loc"])
+        name = (prefix + location if location.startswith("[") or not prefix else f"{prefix}{location}").lstrip(".")
+        if error["type"] == "extra_forbidden":
+            reason = "unknown field" + (f"; the fields are {', '.join(fields)}" if fields else "")
+        else:
+            message = error["msg"].removeprefix("Value error, ")
+            reason = message[:1].lower() + message[1:]
+            if show_input and error["type"] != "missing" and "input" in error:
+                reason += f" (got {keep_head(repr(error['input']), 100)})"
+        problems.append(FieldError(name or "value", reason))
+    return problems
 
 
 class InvalidArguments(PytestMcpError):

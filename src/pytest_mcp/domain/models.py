@@ -45,6 +45,28 @@ class Summary(_Value):
     subtests_skipped: int = Field(0, description="pytest's `N subtests skipped`; 0 when the line leaves it out.")
     duration: Seconds = Field(0.0, description="Seconds pytest spent in the session, to the millisecond.")
 
+    def words(self) -> str:
+        """The counts in pytest's own order and words: `1 failed, 3 passed, 1 error`; `no tests ran` for none."""
+        parts = [
+            (self.failed, "failed"),
+            (self.passed, "passed"),
+            (self.skipped, "skipped"),
+            (self.deselected, "deselected"),
+            (self.xfailed, "xfailed"),
+            (self.xpassed, "xpassed"),
+            (self.warnings, "warning" if self.warnings == 1 else "warnings"),
+            (self.errors, "error" if self.errors == 1 else "errors"),
+            # pytest never pluralises these: `1 subtests passed`.
+            (self.subtests_passed, "subtests passed"),
+            (self.subtests_failed, "subtests failed"),
+            (self.subtests_skipped, "subtests skipped"),
+        ]
+        return ", ".join(f"{count} {word}" for count, word in parts if count) or "no tests ran"
+
+    def line(self) -> str:
+        """pytest's summary line without its separators: `1 failed, 3 passed in 0.21s`."""
+        return f"{self.words()} in {self.duration:.2f}s"
+
     @classmethod
     def from_counts(cls, counts: Mapping[str, int], *, total: int, duration: float) -> Summary:
         """Build from counts keyed by pytest's words (`error`, `subtests passed`); absent keys are 0."""

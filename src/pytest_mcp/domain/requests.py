@@ -12,7 +12,8 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from pytest_mcp.domain.errors import MAX_LISTED_ERRORS, FieldError, InvalidArguments
+from pytest_mcp.domain.errors import MAX_LISTED_ERRORS, FieldError, InvalidArguments, field_errors
+from pytest_mcp.domain.node_ids import argument_paths
 
 MAX_WORKERS = 64
 
@@ -88,15 +89,6 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _path_parts(node_id: str) -> set[str]:
-    """The path part of a node id, as each supported pytest reads it.
-
-    pytest 7 takes everything before the first `::`; later versions first cut at the first `[`
-    (where a parametrized id begins), then at `::`.
-    """
-    return {node_id.split("::", 1)[0], node_id.partition("[")[0].split("::", 1)[0]}
-
-
 def _check_path(value: str, root: Path) -> str:
     """Accept a node id or path whose path part stays inside `root` however it is read.
 
@@ -110,7 +102,7 @@ def _check_path(value: str, root: Path) -> str:
     if value.startswith(("/", "\\")) or PurePosixPath(value).is_absolute() or (len(value) > 1 and value[1] == ":"):
         raise ValueError("is an absolute path; give a path relative to the project root")
     real_root = os.path.realpath(root)
-    for part in _path_parts(value):
+    for part in argument_paths(value):
         lexical = os.path.normpath(os.path.join(real_root, part))
         if not _inside(lexical, real_root):
             raise ValueError("leads outside the project root")
@@ -137,7 +129,7 @@ class _Request(BaseModel):
         try:
             request = cls.model_validate({key: given[key] for key in given if key in cls.model_fields}, context=policy)
         except ValidationError as exc:
-            errors = [_field_error(cls, err) for err in exc.errors()]
+            errors = field_errors(exc)
         listed = unknown[: max(MAX_LISTED_ERRORS - len(errors), 0)]
         errors += [_unknown_parameter(cls, str(key)) for key in listed]
         if errors:
@@ -191,18 +183,6 @@ def _unknown_parameter(model: type[BaseModel], key: str) -> FieldError:
     if not model.model_fields:
         return FieldError(name, f"unknown parameter; {getattr(model, 'tool', 'this tool')} takes no parameters")
     return FieldError(name, f"unknown parameter; accepted parameters are: {', '.join(model.model_fields)}")
-
-
-def _field_error(model: type[BaseModel], err: Any) -> FieldError:
-    loc = err["loc"]
-    name = ".".join(str(part)[:64] for part in loc if not isinstance(part, int))
-    for part in loc:
-        if isinstance(part, int):
-            name += f"[{part}]"
-    message = err["msg"]
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
-    return FieldError(name or "arguments", message[:1].lower() + message[1:])
 
 
 class ExecuteTestsRequest(_Request):

@@ -20,14 +20,8 @@ from __future__ import annotations
 
 import typing as _typing
 
-from pytest_mcp.adapters.fake.runner import (
-    RECORDING_FORMAT,
-    RECORDING_VERSION,
-    FailureKind,
-    FakeTestRunner,
-    ScriptedTest,
-    ScriptError,
-)
+from pytest_mcp.adapters.fake.recording import RECORDING_FORMAT, RECORDING_VERSION
+from pytest_mcp.adapters.fake.runner import FailureKind, FakeTestRunner, ScriptedTest, ScriptError
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
 from pytest_mcp.testing._connect import connect
 

@@ -1,13 +1,20 @@
-"""Record one real run as a FakeTestRunner script: what `pytest-mcp record` writes."""
+"""Recordings: one real run kept as a FakeTestRunner script (`pytest-mcp record`), and read back.
+
+The format is versioned JSON: `{"format": "pytest-mcp-recording", "version": 1, "root": ...,
+"tests": [ScriptedTest, ...]}`.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_mcp.adapters.fake.runner import ScriptedTest, recording_document
+from pytest_mcp.adapters.fake.script import ScriptedTest, ScriptError, scripted
 from pytest_mcp.domain.discover_tests import DiscoverTests
 from pytest_mcp.domain.execute_tests import ExecuteTests
 from pytest_mcp.domain.models import CollectedTest, DiscoveryResult, ReportedTest, RunResult
@@ -15,6 +22,78 @@ from pytest_mcp.domain.requests import DiscoverTestsRequest, ExecuteTestsRequest
 from pytest_mcp.ports.presenter import ResultPresenter
 
 Result = RunResult | DiscoveryResult
+
+RECORDING_FORMAT = "pytest-mcp-recording"
+RECORDING_VERSION = 1
+
+
+def recording_document(root: str, tests: Iterable[ScriptedTest]) -> dict[str, Any]:
+    """A recording in its JSON shape: versioned, with one entry per test."""
+    return {
+        "format": RECORDING_FORMAT,
+        "version": RECORDING_VERSION,
+        "root": root,
+        "tests": [test.model_dump(mode="json") for test in tests],
+    }
+
+
+def read_recording(source: str | PathLike[str] | Mapping[str, Any]) -> tuple[str, list[ScriptedTest]]:
+    """(root, tests) of a recording: a path to its JSON file, or the loaded JSON.
+
+    Raises FileNotFoundError for a missing file and ScriptError, naming the field, for anything
+    that is not a version-1 pytest-mcp recording.
+    """
+    document: Any
+    if isinstance(source, Mapping):
+        where, document = "recording", source
+    else:
+        path = Path(source)
+        where = str(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"no recording at {path}; make one with `pytest-mcp record --root DIR --out {path}`"
+            ) from None
+        try:
+            document = json.loads(text)
+        except ValueError as exc:
+            raise ScriptError(f"{where}: not valid JSON ({exc})") from None
+    return _parse(document, where)
+
+
+def _parse(document: Any, where: str) -> tuple[str, list[ScriptedTest]]:
+    if not isinstance(document, Mapping):
+        raise ScriptError(f"{where}: a recording is a JSON object, not {type(document).__name__}")
+    if document.get("format") != RECORDING_FORMAT:
+        raise ScriptError(
+            f"{where}: format: expected {RECORDING_FORMAT!r}, got {document.get('format')!r}; "
+            "this is not a pytest-mcp recording"
+        )
+    if document.get("version") != RECORDING_VERSION:
+        raise ScriptError(
+            f"{where}: version: this pytest-mcp reads version {RECORDING_VERSION} recordings, "
+            f"not {document.get('version')!r}"
+        )
+    unknown = sorted(set(document) - {"format", "version", "root", "tests"})
+    if unknown:
+        raise ScriptError(f"{where}: {unknown[0]}: unknown field; the fields are format, version, root, tests")
+    root = document.get("root")
+    if not isinstance(root, str) or not root:
+        raise ScriptError(f"{where}: root: must be the recorded project's root directory, got {root!r}")
+    entries = document.get("tests")
+    if not isinstance(entries, list):
+        raise ScriptError(f"{where}: tests: must be a list of tests, got {type(entries).__name__}")
+    tests: list[ScriptedTest] = []
+    problems: list[str] = []
+    for index, entry in enumerate(entries):
+        try:
+            tests.append(scripted(entry, f"tests[{index}]"))
+        except ScriptError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ScriptError(f"{where}: " + "; ".join(problems))
+    return root, tests
 
 
 class DomainResults(ResultPresenter[Result]):

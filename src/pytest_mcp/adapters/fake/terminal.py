@@ -12,11 +12,11 @@ import platform
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_mcp.domain.models import CollectionError, ReportedTest, Summary
+from pytest_mcp.domain.models import CollectionError, ReportedTest
+from pytest_mcp.domain.node_ids import NodeId
 
 WIDTH = 80
 _LETTERS = {"passed": ".", "failed": "F", "skipped": "s", "xfailed": "x", "xpassed": "X", "error": "E"}
-_SUMMARY_ORDER = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "errors")
 
 
 def separator(character: str, title: str | None = None, width: int = WIDTH) -> str:
@@ -28,18 +28,6 @@ def separator(character: str, title: str | None = None, width: int = WIDTH) -> s
     if len(line) + len(character.rstrip()) <= width:
         line += character.rstrip()
     return line
-
-
-def summary_words(summary: Summary) -> str:
-    """`2 failed, 10 passed, 1 error`, in pytest's order; `no tests ran` when every count is 0."""
-    counts = summary.model_dump()
-    parts = []
-    for key in _SUMMARY_ORDER:
-        count = counts[key]
-        if count:
-            word = ("error" if count == 1 else "errors") if key == "errors" else key
-            parts.append(f"{count} {word}")
-    return ", ".join(parts) or "no tests ran"
 
 
 def _trimmed(message: str, available: int) -> str | None:
@@ -55,13 +43,8 @@ def _trimmed(message: str, available: int) -> str | None:
 
 def _head_line(node_id: str) -> str:
     """`TestCart.test_total` for `tests/x.py::TestCart::test_total`, as pytest titles a failure."""
-    path, _, rest = node_id.partition("::")
-    names, bracket, parameters = rest.partition("[")
-    return names.replace("::", ".") + bracket + parameters if rest else path
-
-
-def _file_of(node_id: str) -> str:
-    return node_id.split("::", 1)[0]
+    parsed = NodeId.parse(node_id)
+    return ".".join(parsed.named) if parsed.names else parsed.path
 
 
 @dataclass
@@ -201,7 +184,7 @@ class FakeTerminal:
     # -- pieces ----------------------------------------------------------------------------------
 
     def _file_prefix(self, node_id: str) -> None:
-        file = _file_of(node_id)
+        file = NodeId.parse(node_id).path
         if file != self._current_file:
             if self._current_file is not None:
                 self._fill_progress()
@@ -260,11 +243,6 @@ class FakeTerminal:
         if message:
             line += _trimmed(message, WIDTH - len(line)) or ""
         return line
-
-
-def run_words(summary: Summary) -> str:
-    """The summary line of a run, without separators: `1 failed, 2 passed in 0.01s`."""
-    return f"{summary_words(summary)} in {summary.duration:.2f}s"
 
 
 def collect_words(collected: int, deselected: int, errors: int, duration: float) -> str:

@@ -8,32 +8,12 @@ from collections.abc import Callable
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from pytest_mcp.domain.models import CollectedTest, CoverageReport, DiscoveryResult, ReportedTest, RunResult, Summary
+from pytest_mcp.domain.models import CollectedTest, CoverageReport, DiscoveryResult, ReportedTest, RunResult
 from pytest_mcp.ports.presenter import ResultPresenter
 
 _TRACEBACK_LINES = 14
 _CAPTURE_LINES = 6
 _LISTED_NODE_IDS = 200
-
-
-def summary_line(summary: Summary) -> str:
-    """The counts in pytest's own order and words, e.g. `1 failed, 3 passed, 1 error in 0.21s`."""
-    parts = [
-        (summary.failed, "failed"),
-        (summary.passed, "passed"),
-        (summary.skipped, "skipped"),
-        (summary.deselected, "deselected"),
-        (summary.xfailed, "xfailed"),
-        (summary.xpassed, "xpassed"),
-        (summary.warnings, "warning" if summary.warnings == 1 else "warnings"),
-        (summary.errors, "error" if summary.errors == 1 else "errors"),
-        # pytest never pluralises these: `1 subtests passed`.
-        (summary.subtests_passed, "subtests passed"),
-        (summary.subtests_failed, "subtests failed"),
-        (summary.subtests_skipped, "subtests skipped"),
-    ]
-    counts = ", ".join(f"{count} {word}" for count, word in parts if count)
-    return f"{counts or 'no tests ran'} in {summary.duration:.2f}s"
 
 
 _LINE_CHARS = 300
@@ -89,7 +69,7 @@ def _render_failure(test: ReportedTest) -> list[str]:
 
 def render_run(result: RunResult) -> str:
     """A compact reading of the run for a model: the summary, then each failure with its evidence."""
-    lines = [f"{summary_line(result.summary)} (exit code {result.exit_code})"]
+    lines = [f"{result.summary.line()} (exit code {result.exit_code})"]
     failures = [test for test in result.tests if test.is_failure]
     for test in failures:
         lines.append("")

@@ -1,0 +1,163 @@
+"""What the fake plays back: scripted tests, each with the reports pytest would write for it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pytest_mcp.domain.errors import field_errors
+from pytest_mcp.domain.models import Outcome, Phase, ReportedTest
+from pytest_mcp.domain.node_ids import NodeId
+
+# The phases pytest can report each outcome in; the first is the default.
+PHASES: Mapping[str, tuple[Phase, ...]] = {
+    "passed": ("call",),
+    "failed": ("call",),
+    "skipped": ("setup", "call"),
+    "xfailed": ("call", "setup"),
+    "xpassed": ("call",),
+    "error": ("setup", "teardown"),
+}
+_DEFAULT_MESSAGES: Mapping[str, str] = {
+    "failed": "assert False",
+    "error": "RuntimeError: fixture failed",
+    "skipped": "Skipped: unconditional skip",
+}
+
+
+class ScriptError(ValueError):
+    """A script or recording is malformed. The message names the field and the reason."""
+
+
+class ScriptedTest(BaseModel):
+    """One test as FakeTestRunner plays it back: the outcome pytest would report, and its evidence.
+
+    `message` is the report's message verbatim, as pytest words it (`assert 4 == 5`,
+    `RuntimeError: setup exploded`, `Skipped: no network`, an xfail reason). `phase` is where
+    the outcome happens: an `error` in `teardown` is a test that passed and then failed in
+    teardown (pytest counts both); a `skipped` test is skipped in `setup` (a marker) unless
+    told `call` (`pytest.skip()` in the body). `line` is the 1-based line of the definition.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    node_id: str = Field(min_length=1)
+    outcome: Outcome = "passed"
+    message: str | None = None
+    traceback: str | None = None
+    duration: float = Field(0.0, ge=0)
+    markers: tuple[str, ...] = ()
+    stdout: str | None = None
+    stderr: str | None = None
+    line: int | None = Field(None, ge=1)
+    phase: Phase | None = None
+
+    @field_validator("node_id")
+    @classmethod
+    def _has_a_file(cls, value: str) -> str:
+        if not NodeId.parse(value).path or value.startswith(("/", "-")):
+            raise ValueError("must be a node id relative to the root, like 'tests/test_x.py::test_y'")
+        return value
+
+    @model_validator(mode="after")
+    def _phase_fits_the_outcome(self) -> Self:
+        allowed = PHASES[self.outcome]
+        if self.phase is None:
+            object.__setattr__(self, "phase", allowed[0])
+        elif self.phase not in allowed:
+            raise ValueError(f"phase {self.phase!r} is impossible for outcome {self.outcome!r}; use one of {allowed}")
+        return self
+
+    @property
+    def id(self) -> NodeId:
+        return NodeId.parse(self.node_id)
+
+    @property
+    def file(self) -> str:
+        return self.id.path
+
+    @property
+    def function(self) -> str:
+        """The test function's name, without class or parameters: what faulthandler prints."""
+        return self.id.function
+
+    def keywords(self) -> set[str]:
+        """The names `-k` matches: directories below the root, module, classes, test, markers."""
+        return {*self.file.split("/"), *self.id.named, *self.markers}
+
+    def reports(self) -> list[ReportedTest]:
+        """The reports pytest writes for this test, in order (two for a teardown error)."""
+        phase = self.phase or PHASES[self.outcome][0]
+        failing = self.outcome in ("failed", "error")
+        message = self.message if self.message is not None else _DEFAULT_MESSAGES.get(self.outcome)
+        report = ReportedTest(
+            node_id=self.node_id,
+            outcome=self.outcome,
+            phase=phase,
+            location=f"{self.file}:{self.line}" if self.line else self.file,
+            message=message,
+            traceback=(self.traceback or _synthetic_traceback(self, message or "")) if failing else None,
+            duration=self.duration,
+            stdout=(self.stdout or None) if failing else None,
+            stderr=(self.stderr or None) if failing else None,
+        )
+        if self.outcome == "error" and phase == "teardown":
+            passed = ReportedTest(node_id=self.node_id, outcome="passed", phase="call", location=report.location)
+            return [passed, report]
+        return [report]
+
+
+def _synthetic_traceback(test: ScriptedTest, message: str) -> str:
+    """A traceback in pytest's layout for a scripted failure that has none of its own."""
+    if message.startswith("[XPASS(strict)]"):
+        return message
+    head = message.split(":", 1)[0]
+    if message.startswith("assert "):
+        exception = "AssertionError"
+    elif head and head.replace(".", "").isidentifier():
+        exception = head
+    else:
+        exception = "Exception"
+    lines = [f"E       {line}" if line else "E" for line in message.splitlines() or [message]]
+    return "\n".join([f"def {test.function}():", *lines, "", f"{test.file}:{test.line or 1}: {exception}"])
+
+
+def scripted(fields: Any, where: str) -> ScriptedTest:
+    """A ScriptedTest from its fields, or ScriptError naming each bad field under `where`."""
+    try:
+        return ScriptedTest.model_validate(fields)
+    except ValidationError as exc:
+        problems = field_errors(exc, prefix=where, fields=tuple(ScriptedTest.model_fields), show_input=True)
+        raise ScriptError("; ".join(map(str, problems))) from None
+
+
+def tests_from_dict(script: Mapping[str, str | Mapping[str, Any]]) -> list[ScriptedTest]:
+    """`{node_id: outcome}` or `{node_id: {"outcome": ..., "message": ..., ...}}` as scripted tests.
+
+    Raises ScriptError naming the node id and field of every problem.
+    """
+    if not isinstance(script, Mapping):
+        raise ScriptError(f"a script is a mapping of node id to outcome, not {type(script).__name__}")
+    tests = []
+    problems: list[str] = []
+    for node_id, value in script.items():
+        fields: Mapping[str, Any]
+        if isinstance(value, str):
+            fields = {"outcome": value}
+        elif isinstance(value, Mapping):
+            fields = value
+        else:
+            problems.append(f"[{node_id!r}]: must be an outcome or a mapping of fields, not {value!r}")
+            continue
+        if "node_id" in fields:
+            problems.append(f"[{node_id!r}].node_id: the node id is the key; leave it out of the fields")
+            continue
+        try:
+            tests.append(scripted({"node_id": node_id, **fields}, f"[{node_id!r}]"))
+        except ScriptError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ScriptError("invalid script: " + "; ".join(problems))
+    return tests
