@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib import import_module
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from dependency_injector import containers, providers
 from pydantic import SecretStr
@@ -16,31 +15,178 @@ from pytest_mcp.adapters.structlog_logging import configure_logging
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
 
+if TYPE_CHECKING:
+    from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedProbe, ConcurrencyLimitedRunner, RunSlots
+    from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
+    from pytest_mcp.adapters.fake.recording import DomainResults, Result, RunRecorder
+    from pytest_mcp.adapters.fake.runner import FakeTestRunner
+    from pytest_mcp.adapters.mcp.environment_presenter import McpEnvironmentPresenter
+    from pytest_mcp.adapters.mcp.http_limits import HttpLimits
+    from pytest_mcp.adapters.mcp.http_transport import HttpOptions, HttpTransport
+    from pytest_mcp.adapters.mcp.presenter import McpPresenter
+    from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
+    from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
+    from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
+    from pytest_mcp.domain.check_environment import CheckEnvironment
+    from pytest_mcp.domain.discover_tests import DiscoverTests
+    from pytest_mcp.domain.execute_tests import ExecuteTests
+    from pytest_mcp.ports.environment_presenter import EnvironmentPresenter
+    from pytest_mcp.ports.environment_probe import EnvironmentProbe
+    from pytest_mcp.ports.presenter import ResultPresenter
+    from pytest_mcp.ports.test_runner import TestRunner
+
+# Start-up speed: serving over stdio answers `tools/list` with only what this module imports at
+# the top (the tool server, the request models, logging and the stdio transport). Each factory
+# below imports what it builds when a provider first calls it: the use cases, runners and
+# presenters come with the first call that needs them (about 12 ms of every start-up), and the
+# default path never loads the fake, the recorder or HTTP at all. Typed functions, not dotted
+# strings, so that go-to-definition, mypy and renames reach them.
+
+
+def _interpreter(root: Path, explicit: Path | None) -> TargetInterpreter:
+    from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
+
+    return TargetInterpreter(root, explicit)
+
+
+def _resource_limits(address_space_mb: int | None, cpu_seconds: int | None) -> ResourceLimits:
+    from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits
+
+    return ResourceLimits(address_space_mb=address_space_mb, cpu_seconds=cpu_seconds)
+
+
+def _subprocess_runner(interpreter: TargetInterpreter, root: Path, limits: ResourceLimits) -> SubprocessPytestRunner:
+    from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
+
+    return SubprocessPytestRunner(interpreter, root=root, resource_limits=limits)
+
+
+def _fake_runner() -> FakeTestRunner:
+    from pytest_mcp.adapters.fake.runner import FakeTestRunner
+
+    return FakeTestRunner()
+
+
+def _run_slots(limit: int) -> RunSlots:
+    from pytest_mcp.adapters.concurrency_limit import RunSlots
+
+    return RunSlots(limit)
+
+
+def _limited_runner(inner: TestRunner, slots: RunSlots) -> ConcurrencyLimitedRunner:
+    from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedRunner
+
+    return ConcurrencyLimitedRunner(inner, slots)
+
+
+def _subprocess_probe(interpreter: TargetInterpreter, root: Path) -> SubprocessEnvironmentProbe:
+    from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
+
+    return SubprocessEnvironmentProbe(interpreter, root)
+
+
+def _fake_probe(root: Path) -> FakeEnvironmentProbe:
+    from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
+
+    return FakeEnvironmentProbe(root)
+
+
+def _limited_probe(inner: EnvironmentProbe, slots: RunSlots) -> ConcurrencyLimitedProbe:
+    from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedProbe
+
+    return ConcurrencyLimitedProbe(inner, slots)
+
+
+def _presenter(max_response_bytes: int) -> McpPresenter:
+    from pytest_mcp.adapters.mcp.presenter import McpPresenter
+
+    return McpPresenter(max_response_bytes)
+
+
+def _environment_presenter() -> McpEnvironmentPresenter:
+    from pytest_mcp.adapters.mcp.environment_presenter import McpEnvironmentPresenter
+
+    return McpEnvironmentPresenter()
+
+
+def _execute_tests(runner: TestRunner, presenter: ResultPresenter[Any], policy: RequestPolicy) -> ExecuteTests[Any]:
+    from pytest_mcp.domain.execute_tests import ExecuteTests
+
+    return ExecuteTests(runner, presenter, policy)
+
+
+def _discover_tests(runner: TestRunner, presenter: ResultPresenter[Any], policy: RequestPolicy) -> DiscoverTests[Any]:
+    from pytest_mcp.domain.discover_tests import DiscoverTests
+
+    return DiscoverTests(runner, presenter, policy)
+
+
+def _check_environment(
+    probe: EnvironmentProbe, presenter: EnvironmentPresenter[Any], policy: RequestPolicy
+) -> CheckEnvironment[Any]:
+    from pytest_mcp.domain.check_environment import CheckEnvironment
+
+    return CheckEnvironment(probe, presenter, policy)
+
 
 def _revealed(secret: SecretStr | None) -> str | None:
     return secret.get_secret_value() if secret is not None else None
 
 
-def _deferred(path: str) -> Callable[..., Any]:
-    """A factory for `pytest_mcp.<path>` (module, then class) that imports the module when a
-    provider first builds it.
+def _http_limits(
+    request_timeout: float, max_connections: int, max_sessions: int, session_idle_timeout: float
+) -> HttpLimits:
+    from pytest_mcp.adapters.mcp.http_limits import HttpLimits
 
-    Start-up speed: serving over stdio answers `tools/list` with only what this module imports
-    (the tool server, the request models, logging and the stdio transport). The use cases,
-    runners and presenters are imported by the first call that needs them (about 12 ms of every
-    start-up), and the default path never loads the fakes, the recorder or HTTP at all.
-    """
-    module, _, name = f"{__package__}.{path}".rpartition(".")
-
-    def build(*args: Any, **kwargs: Any) -> Any:
-        return getattr(import_module(module), name)(*args, **kwargs)
-
-    build.__qualname__ = build.__name__ = name
-    return build
+    return HttpLimits(
+        request_timeout=request_timeout,
+        max_connections=max_connections,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_timeout,
+    )
 
 
-_ExecuteTests = _deferred("domain.execute_tests.ExecuteTests")
-_DiscoverTests = _deferred("domain.discover_tests.DiscoverTests")
+def _http_options(
+    host: str,
+    port: int,
+    path: str,
+    stateless: bool,
+    allowed_hosts: tuple[str, ...],
+    auth_token: str | None,
+    limits: HttpLimits,
+) -> HttpOptions:
+    from pytest_mcp.adapters.mcp.http_transport import HttpOptions
+
+    return HttpOptions(
+        host=host,
+        port=port,
+        path=path,
+        stateless=stateless,
+        allowed_hosts=tuple(allowed_hosts),
+        auth_token=auth_token,
+        version=__version__,
+        limits=limits,
+    )
+
+
+def _http_transport(options: HttpOptions, kind: Literal["http", "sse"]) -> HttpTransport:
+    from pytest_mcp.adapters.mcp.http_transport import HttpTransport
+
+    return HttpTransport(options, kind)
+
+
+def _domain_results() -> DomainResults:
+    from pytest_mcp.adapters.fake.recording import DomainResults
+
+    return DomainResults()
+
+
+def _recorder(
+    execute_tests: ExecuteTests[Result], discover_tests: DiscoverTests[Result], policy: RequestPolicy
+) -> RunRecorder:
+    from pytest_mcp.adapters.fake.recording import RunRecorder
+
+    return RunRecorder(execute_tests, discover_tests, policy)
 
 
 class Container(containers.DeclarativeContainer):
@@ -52,52 +198,36 @@ class Container(containers.DeclarativeContainer):
         RequestPolicy, root=config.root, default_timeout=config.timeout, max_timeout=config.max_timeout
     )
 
-    # Detected once, in the background, starting with the first call that needs it (ADR 0008).
-    interpreter = providers.Singleton(
-        _deferred("adapters.pytest_subprocess.interpreter.TargetInterpreter"), root=config.root, explicit=config.python
-    )
+    # Detected once, by the first call that needs it, inside that call's run slot (ADR 0008).
+    interpreter = providers.Singleton(_interpreter, root=config.root, explicit=config.python)
     resource_limits = providers.Singleton(
-        _deferred("adapters.pytest_subprocess.runner.ResourceLimits"),
-        address_space_mb=config.rlimit_as_mb,
-        cpu_seconds=config.rlimit_cpu_seconds,
+        _resource_limits, address_space_mb=config.rlimit_as_mb, cpu_seconds=config.rlimit_cpu_seconds
     )
     subprocess_runner = providers.Singleton(
-        _deferred("adapters.pytest_subprocess.runner.SubprocessPytestRunner"),
-        interpreter=interpreter,
-        root=config.root,
-        resource_limits=resource_limits,
+        _subprocess_runner, interpreter=interpreter, root=config.root, limits=resource_limits
     )
-    fake_runner = providers.Singleton(_deferred("adapters.fake.runner.FakeTestRunner"))
+    fake_runner = providers.Singleton(_fake_runner)
     # Every process a call starts (runs, collections, environment probes) takes one of these.
-    run_slots = providers.Singleton(_deferred("adapters.concurrency_limit.RunSlots"), limit=config.max_concurrent_runs)
+    run_slots = providers.Singleton(_run_slots, limit=config.max_concurrent_runs)
     runner = providers.Singleton(
-        _deferred("adapters.concurrency_limit.ConcurrencyLimitedRunner"),
+        _limited_runner,
         inner=providers.Selector(config.runner, subprocess=subprocess_runner, fake=fake_runner),
         slots=run_slots,
     )
 
-    presenter = providers.Singleton(
-        _deferred("adapters.mcp.presenter.McpPresenter"), max_response_bytes=config.max_response_bytes
-    )
-    execute_tests = providers.Singleton(_ExecuteTests, runner=runner, presenter=presenter, policy=policy)
-    discover_tests = providers.Singleton(_DiscoverTests, runner=runner, presenter=presenter, policy=policy)
-    subprocess_probe = providers.Singleton(
-        _deferred("adapters.pytest_subprocess.environment.SubprocessEnvironmentProbe"),
-        interpreter=interpreter,
-        root=config.root,
-    )
-    fake_probe = providers.Singleton(_deferred("adapters.fake.environment.FakeEnvironmentProbe"), root=config.root)
+    presenter = providers.Singleton(_presenter, max_response_bytes=config.max_response_bytes)
+    execute_tests = providers.Singleton(_execute_tests, runner=runner, presenter=presenter, policy=policy)
+    discover_tests = providers.Singleton(_discover_tests, runner=runner, presenter=presenter, policy=policy)
+    subprocess_probe = providers.Singleton(_subprocess_probe, interpreter=interpreter, root=config.root)
+    fake_probe = providers.Singleton(_fake_probe, root=config.root)
     environment_probe = providers.Singleton(
-        _deferred("adapters.concurrency_limit.ConcurrencyLimitedProbe"),
+        _limited_probe,
         inner=providers.Selector(config.runner, subprocess=subprocess_probe, fake=fake_probe),
         slots=run_slots,
     )
-    environment_presenter = providers.Singleton(_deferred("adapters.mcp.environment_presenter.McpEnvironmentPresenter"))
+    environment_presenter = providers.Singleton(_environment_presenter)
     check_environment = providers.Singleton(
-        _deferred("domain.check_environment.CheckEnvironment"),
-        probe=environment_probe,
-        presenter=environment_presenter,
-        policy=policy,
+        _check_environment, probe=environment_probe, presenter=environment_presenter, policy=policy
     )
 
     # The tool server gets the use cases' providers, and builds each one when a call first needs it.
@@ -109,38 +239,36 @@ class Container(containers.DeclarativeContainer):
         policy=policy,
         version=__version__,
     )
+    http_limits = providers.Singleton(
+        _http_limits,
+        request_timeout=config.http_request_timeout,
+        max_connections=config.max_connections,
+        max_sessions=config.max_sessions,
+        session_idle_timeout=config.session_idle_timeout,
+    )
     http_options = providers.Singleton(
-        _deferred("adapters.mcp.http_transport.HttpOptions"),
+        _http_options,
         host=config.host,
         port=config.port,
         path=config.path,
         stateless=config.stateless,
         allowed_hosts=config.allowed_hosts,
         auth_token=providers.Callable(_revealed, config.auth_token),
-        version=__version__,
-        limits=providers.Singleton(
-            _deferred("adapters.mcp.http_limits.HttpLimits"),
-            request_timeout=config.http_request_timeout,
-            max_connections=config.max_connections,
-            max_sessions=config.max_sessions,
-            session_idle_timeout=config.session_idle_timeout,
-        ),
+        limits=http_limits,
     )
     transport = providers.Selector(
         config.transport,
         stdio=providers.Factory(StdioTransport),
-        http=providers.Factory(
-            _deferred("adapters.mcp.http_transport.HttpTransport"), options=http_options, kind="http"
-        ),
-        sse=providers.Factory(_deferred("adapters.mcp.http_transport.HttpTransport"), options=http_options, kind="sse"),
+        http=providers.Factory(_http_transport, options=http_options, kind="http"),
+        sse=providers.Factory(_http_transport, options=http_options, kind="sse"),
     )
 
     # `pytest-mcp record`: the same runner and use cases, presenting domain results in-process.
-    domain_results = providers.Singleton(_deferred("adapters.fake.recording.DomainResults"))
+    domain_results = providers.Singleton(_domain_results)
     recorder = providers.Factory(
-        _deferred("adapters.fake.recording.RunRecorder"),
-        execute_tests=providers.Factory(_ExecuteTests, runner=runner, presenter=domain_results, policy=policy),
-        discover_tests=providers.Factory(_DiscoverTests, runner=runner, presenter=domain_results, policy=policy),
+        _recorder,
+        execute_tests=providers.Factory(_execute_tests, runner=runner, presenter=domain_results, policy=policy),
+        discover_tests=providers.Factory(_discover_tests, runner=runner, presenter=domain_results, policy=policy),
         policy=policy,
     )
 
