@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import structlog
 
+from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.domain.models import (
     CollectedTest,
     CollectionError,
@@ -22,51 +23,58 @@ from pytest_mcp.ports.progress import ProgressSink
 
 _log = structlog.get_logger("pytest_mcp.runner")
 
-_SUMMARY_PREFIX = b'{"e": "summary"'
-
 
 @dataclass
 class ParsedReport:
     summary: Summary | None = None
-    exit_code: int | None = None
     tests: list[ReportedTest] = field(default_factory=list)
     items: list[CollectedTest] = field(default_factory=list)
     collection_errors: list[CollectionError] = field(default_factory=list)
     deselected: int = 0
-    skipped_events: int = 0
+
+
+def _event(raw: bytes) -> tuple[str | None, dict[str, Any]]:
+    """(kind, fields) of one line of the report; (None, {}) for a line that is not an event."""
+    try:
+        event = json.loads(raw)
+    except ValueError:  # a run killed mid-write leaves a partial last line
+        return None, {}
+    if not isinstance(event, dict):
+        return None, {}
+    kind = event.pop(protocol.EVENT, None)
+    return (kind if isinstance(kind, str) else None), event
 
 
 def read_report(path: Path, max_bytes: int) -> ParsedReport:
-    """Parse the report; past `max_bytes` only the final summary is still read."""
+    """Parse the report; past `max_bytes` only its last line, the summary, is still read."""
     parsed = ParsedReport()
     if not path.exists():
         return parsed
     consumed = 0
+    last = b""
     with path.open("rb") as handle:
         for raw in handle:
             consumed += len(raw)
-            if consumed > max_bytes and not raw.startswith(_SUMMARY_PREFIX):
-                parsed.skipped_events += 1
+            if consumed > max_bytes:
+                last = raw
                 continue
-            try:
-                event = json.loads(raw)
-            except ValueError:  # a run killed mid-write leaves a partial last line
-                continue
-            _apply(parsed, event)
+            _apply(parsed, *_event(raw))
+    if last:
+        kind, event = _event(last)
+        if kind == protocol.SUMMARY:
+            _apply(parsed, kind, event)
     return parsed
 
 
-def _apply(parsed: ParsedReport, event: dict[str, Any]) -> None:
-    kind = event.pop("e", None)
-    if kind == "test":
+def _apply(parsed: ParsedReport, kind: str | None, event: dict[str, Any]) -> None:
+    if kind == protocol.TEST:
         parsed.tests.append(ReportedTest.model_validate(event))
-    elif kind == "item":
+    elif kind == protocol.ITEM:
         parsed.items.append(CollectedTest.model_validate(event))
-    elif kind == "collect_error":
+    elif kind == protocol.COLLECT_ERROR:
         parsed.collection_errors.append(CollectionError.model_validate(event))
-    elif kind == "summary":
+    elif kind == protocol.SUMMARY:
         counts = event["counts"]
-        parsed.exit_code = event["exit_code"]
         parsed.deselected = counts["deselected"]
         parsed.summary = Summary.from_counts(counts, total=event["total"], duration=event["duration"])
 
@@ -102,10 +110,10 @@ class ProgressFollower:
         self._position += len(chunk)
         *lines, self._pending = (self._pending + chunk).split(b"\n")
         for line in lines:
-            if line.startswith(b'{"e": "collected"'):
-                self._total = json.loads(line)["total"]
-            elif line.startswith(b'{"e": "p"'):
-                event = json.loads(line)
+            kind, event = _event(line)
+            if kind == protocol.COLLECTED:
+                self._total = event["total"]
+            elif kind == protocol.PROGRESS:
                 try:
                     await self._sink.update(event["done"], max(self._total, event["done"]), event["failed"])
                 except Exception:  # best-effort by contract; the run's result must not depend on it

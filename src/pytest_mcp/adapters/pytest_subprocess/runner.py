@@ -11,6 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from pytest_mcp.adapters.pytest_options import COVERAGE_PLACEHOLDER, collect_options, run_options
+from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import (
     CommandTooLong,
@@ -24,45 +25,10 @@ from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, Run
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
+PLUGIN_FILES = ("_pytest_mcp_bootstrap.py", "_pytest_mcp_protocol.py", "_pytest_mcp_reporter.py")
+"""Copied from the package into each run's private directory; the bootstrap starts pytest."""
 PLUGIN_MODULE = "_pytest_mcp_reporter"
-PYTEST_MISSING_EXIT = 86
-PLUGIN_MISSING_EXIT = 87
-_PYTEST_MISSING_MARK = "pytest-mcp: cannot import pytest:"
-_PLUGIN_MISSING_MARK = "pytest-mcp: missing plugin:"
-# Runs `python -m pytest` exactly as the -m switch would (cwd first on sys.path), after putting
-# this run's private plugin directory at the *end* of sys.path, applying any configured rlimits
-# and checking that the plugins this run needs are installed. The user's environment variables
-# are not touched, so nothing leaks into processes the tests spawn. argv[1] is the plugin
-# directory, argv[2] the rlimits ("RLIMIT_AS=soft:hard,..."), argv[3] the required plugins
-# ("module=distribution,...").
-# The reporter is imported here, plainly, before pytest starts: pytest would import a module that
-# `-p` names through its assertion rewriter, which parses it into AST objects first, and the
-# garbage collections those cause cost about 35 ms of a small run (ADR 0001). Its docstring says
-# PYTEST_DONT_REWRITE, so pytest takes the imported module without a warning. The directory stays
-# on sys.path for pytest-xdist's workers, which import the reporter by name.
-# DUMP_SIGNAL makes faulthandler write every thread's stack to the stderr pytest was started with
-# (a duplicate of it: pytest captures fd 2 while a test runs); the runner sends it when a run
-# overruns its timeout, just before killing it, so the error can say which test it was stuck in.
-DUMP_SIGNAL = signal.SIGUSR1
-BOOTSTRAP = (
-    "import os,sys,runpy,signal,faulthandler,importlib.util as u\n"
-    f"faulthandler.register(signal.{DUMP_SIGNAL.name},file=os.fdopen(os.dup(2),'w'),all_threads=True)\n"
-    "d,l,r=sys.argv.pop(1),sys.argv.pop(1),sys.argv.pop(1)\n"
-    "if l:\n"
-    " import resource\n"
-    " for k,v in (x.split('=') for x in l.split(',')):\n"
-    "  resource.setrlimit(getattr(resource,k),tuple(map(int,v.split(':'))))\n"
-    "if sys.path and sys.path[0]=='':sys.path[0]=os.getcwd()\n"
-    "sys.path.append(d)\n"
-    "try:import pytest\n"
-    f"except ImportError as e:sys.stderr.write('{_PYTEST_MISSING_MARK} %s\\n'%e);sys.exit({PYTEST_MISSING_EXIT})\n"
-    "for m,n in (x.split('=') for x in r.split(',') if x):\n"
-    f" if u.find_spec(m) is None:sys.stderr.write('{_PLUGIN_MISSING_MARK} %s\\n'%n);sys.exit({PLUGIN_MISSING_EXIT})\n"
-    f"s=u.spec_from_file_location('{PLUGIN_MODULE}',os.path.join(d,'{PLUGIN_MODULE}.py'))\n"
-    "m=sys.modules[s.name]=u.module_from_spec(s)\n"
-    "s.loader.exec_module(m)\n"
-    "runpy.run_module('pytest',run_name='__main__',alter_sys=True)"
-)
+DUMP_SIGNAL = getattr(signal, protocol.DUMP_SIGNAL)
 
 
 @dataclass(frozen=True)
@@ -113,11 +79,8 @@ class SubprocessPytestRunner(TestRunner):
         self._limits = limits or OutputLimits()
         self._rlimits = (resource_limits or ResourceLimits()).bootstrap_argument()
         self._max_report_bytes = max_report_bytes
-        self._plugin_source = (
-            resources.files("pytest_mcp.adapters.pytest_subprocess")
-            .joinpath("_plugin", f"{PLUGIN_MODULE}.py")
-            .read_bytes()
-        )
+        plugin = resources.files("pytest_mcp.adapters.pytest_subprocess").joinpath("_plugin")
+        self._plugin_files = {name: plugin.joinpath(name).read_bytes() for name in PLUGIN_FILES}
 
     async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
         required = []
@@ -125,9 +88,9 @@ class SubprocessPytestRunner(TestRunner):
             required.append("xdist=pytest-xdist")
         if spec.coverage:
             required.append("pytest_cov=pytest-cov")
-        private_options = ["--pytest-mcp-passed"] if spec.include_passed else []
+        private_options = [protocol.OPTION_PASSED] if spec.include_passed else []
         if spec.progress and progress is not None:
-            private_options.append("--pytest-mcp-progress")
+            private_options.append(protocol.OPTION_PROGRESS)
         run = await self._pytest(
             run_options(spec),
             spec.node_ids,
@@ -151,7 +114,7 @@ class SubprocessPytestRunner(TestRunner):
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
         targets = (spec.path,) if spec.path is not None else ()
-        private_options = [f"--pytest-mcp-list-limit={spec.max_listed}"] if spec.max_listed is not None else []
+        private_options = [f"{protocol.OPTION_LIST_LIMIT}={spec.max_listed}"] if spec.max_listed is not None else []
         run = await self._pytest(
             collect_options(spec), targets, spec.timeout, mode="collect", private_options=private_options
         )
@@ -183,22 +146,21 @@ class SubprocessPytestRunner(TestRunner):
         python = str((await self._interpreter.choice()).path)
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
         try:
-            (workdir / f"{PLUGIN_MODULE}.py").write_bytes(self._plugin_source)
+            for name, source in self._plugin_files.items():
+                (workdir / name).write_bytes(source)
             report_path = workdir / "report.jsonl"
             coverage_path = workdir / "coverage.json"
             private = [
                 "-p",
                 PLUGIN_MODULE,
-                f"--pytest-mcp-report={report_path}",
-                f"--pytest-mcp-mode={mode}",
+                f"{protocol.OPTION_REPORT}={report_path}",
+                f"{protocol.OPTION_MODE}={mode}",
                 *private_options,
             ]
             public = [*options, "--", *targets]
             argv = [
                 python,
-                "-c",
-                BOOTSTRAP,
-                str(workdir),
+                str(workdir / PLUGIN_FILES[0]),
                 self._rlimits,
                 ",".join(required),
                 *private,
@@ -224,7 +186,7 @@ class SubprocessPytestRunner(TestRunner):
                 return _Run(command, ProcessOutcome(None, False, "", "", 0.0), ParsedReport(), None, refused)
             except OSError as exc:
                 reason = exc.strerror or exc.__class__.__name__
-                outcome = ProcessOutcome(None, False, "", f"{_PYTEST_MISSING_MARK} {reason}", 0.0)
+                outcome = ProcessOutcome(None, False, "", f"{protocol.PYTEST_MISSING_MARK} {reason}", 0.0)
                 return _Run(command, outcome, ParsedReport(), None)
             if follower is not None:
                 await follower.poll()
@@ -238,13 +200,13 @@ class SubprocessPytestRunner(TestRunner):
             return Termination(kind="timed_out")
         if outcome.signal_name is not None:
             return Termination(kind="signalled", signal=outcome.signal_name)
-        if outcome.returncode == PLUGIN_MISSING_EXIT and _PLUGIN_MISSING_MARK in outcome.stderr:
-            missing = outcome.stderr.split(_PLUGIN_MISSING_MARK, 1)[-1].strip().splitlines()[0]
+        if outcome.returncode == protocol.PLUGIN_MISSING_EXIT and protocol.PLUGIN_MISSING_MARK in outcome.stderr:
+            missing = outcome.stderr.split(protocol.PLUGIN_MISSING_MARK, 1)[-1].strip().splitlines()[0]
             return Termination(kind="plugin_missing", detail=missing)
         if outcome.returncode is None or (
-            outcome.returncode == PYTEST_MISSING_EXIT and _PYTEST_MISSING_MARK in outcome.stderr
+            outcome.returncode == protocol.PYTEST_MISSING_EXIT and protocol.PYTEST_MISSING_MARK in outcome.stderr
         ):
-            cause = outcome.stderr.split(_PYTEST_MISSING_MARK, 1)[-1].strip()
+            cause = outcome.stderr.split(protocol.PYTEST_MISSING_MARK, 1)[-1].strip()
             return Termination(
                 kind="pytest_unavailable",
                 detail=f"pytest cannot be run with the target interpreter {python} ({cause}); "

@@ -1,9 +1,9 @@
 """pytest-mcp's reporter, loaded into the *target* pytest with ``-p _pytest_mcp_reporter``.
 
 It must run on Python >= 3.9 and pytest >= 7 with nothing else installed, so it uses the
-standard library only. It writes one JSON object per line to the file given by
-``--pytest-mcp-report``; the counts come from pytest's own terminal statistics, so they
-match the summary line exactly.
+standard library only, and ``_pytest_mcp_protocol`` beside it, which names its options and
+events. It writes one JSON object per line (an event) to the file given by the report option;
+the counts come from pytest's own terminal statistics, so they match the summary line exactly.
 
 PYTEST_DONT_REWRITE: pytest-mcp's bootstrap imports this module before pytest starts, and this
 marker tells pytest to take it as imported, without rewriting its asserts (it has none) and
@@ -14,6 +14,7 @@ import json
 import os
 import time
 
+import _pytest_mcp_protocol as protocol
 import pytest
 
 # Per-report budget (characters): a failure costs at most about 2 + 1 + 3 + 2 x 1 KB.
@@ -29,11 +30,11 @@ COUNTED = OUTCOMES + ("deselected", "warnings") + SUBTEST_WORDS
 
 def pytest_addoption(parser):
     group = parser.getgroup("pytest-mcp", "pytest-mcp reporter (internal)")
-    group.addoption("--pytest-mcp-report", default=None, help="JSON-lines report path (internal).")
-    group.addoption("--pytest-mcp-mode", default="run", choices=("run", "collect"), help="(internal)")
-    group.addoption("--pytest-mcp-passed", action="store_true", default=False, help="(internal)")
-    group.addoption("--pytest-mcp-progress", action="store_true", default=False, help="(internal)")
-    group.addoption("--pytest-mcp-list-limit", type=int, default=None, help="(internal)")
+    group.addoption(protocol.OPTION_REPORT, default=None, help="JSON-lines report path (internal).")
+    group.addoption(protocol.OPTION_MODE, default="run", choices=protocol.MODES, help="(internal)")
+    group.addoption(protocol.OPTION_PASSED, action="store_true", default=False, help="(internal)")
+    group.addoption(protocol.OPTION_PROGRESS, action="store_true", default=False, help="(internal)")
+    group.addoption(protocol.OPTION_LIST_LIMIT, type=int, default=None, help="(internal)")
 
 
 def _cut(text, head, tail):
@@ -112,28 +113,32 @@ def _location(location):
 class Reporter:
     def __init__(self, config, path):
         self.config = config
-        self.mode = config.getoption("--pytest-mcp-mode")
-        self.include_passed = config.getoption("--pytest-mcp-passed")
+        self.mode = config.getoption(protocol.OPTION_MODE)
+        self.include_passed = config.getoption(protocol.OPTION_PASSED)
         # Line-buffered: each event reaches the file as it happens, so the reports of tests that
         # finished survive a crash or a kill, and a reader can follow the run.
         self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
         self.started = time.perf_counter()
         self.items = 0
         self.finished = None
-        self.progress = config.getoption("--pytest-mcp-progress")
+        self.progress = config.getoption(protocol.OPTION_PROGRESS)
         self.failed = 0
 
-    def emit(self, event):
-        self.file.write(json.dumps(event) + "\n")
+    def emit(self, kind, **fields):
+        fields[protocol.EVENT] = kind
+        self.file.write(json.dumps(fields) + "\n")
 
     def close(self):
         # Written last, after pytest printed its summary line: `duration` spans what that line
         # reports, and the counts are the statistics it was printed from, including warnings
         # recorded by other plugins' sessionfinish hooks. No summary means the session never finished.
         if self.finished is not None:
-            self.finished["counts"] = self._counts()
-            self.finished["duration"] = round(time.perf_counter() - self.started, 6)
-            self.emit(self.finished)
+            self.emit(
+                protocol.SUMMARY,
+                counts=self._counts(),
+                duration=round(time.perf_counter() - self.started, 6),
+                **self.finished,
+            )
         self.file.close()
 
     def _counts(self):
@@ -202,18 +207,16 @@ class Reporter:
         if report.failed:
             traceback = _cut(_project_traceback(report), TRACEBACK_HEAD, TRACEBACK_TAIL)
         self.emit(
-            {
-                "e": "test",
-                "node_id": report.nodeid,
-                "outcome": outcome,
-                "phase": report.when,
-                "location": _location(report.location),
-                "message": _cut(message, MESSAGE_LIMIT // 4, MESSAGE_LIMIT - MESSAGE_LIMIT // 4),
-                "traceback": traceback,
-                "duration": round(report.duration, 6),
-                "stdout": _cut(report.capstdout, 0, CAPTURE_LIMIT) or None if report.failed else None,
-                "stderr": _cut(report.capstderr, 0, CAPTURE_LIMIT) or None if report.failed else None,
-            }
+            protocol.TEST,
+            node_id=report.nodeid,
+            outcome=outcome,
+            phase=report.when,
+            location=_location(report.location),
+            message=_cut(message, MESSAGE_LIMIT // 4, MESSAGE_LIMIT - MESSAGE_LIMIT // 4),
+            traceback=traceback,
+            duration=round(report.duration, 6),
+            stdout=_cut(report.capstdout, 0, CAPTURE_LIMIT) or None if report.failed else None,
+            stderr=_cut(report.capstderr, 0, CAPTURE_LIMIT) or None if report.failed else None,
         )
 
     @pytest.hookimpl(trylast=True)
@@ -230,12 +233,10 @@ class Reporter:
             lines = [line.strip() for line in text.splitlines() if line.strip()]
             message = lines[-1] if lines else "collection failed"
         self.emit(
-            {
-                "e": "collect_error",
-                "node_id": report.nodeid,
-                "message": _cut(message, MESSAGE_LIMIT // 4, MESSAGE_LIMIT - MESSAGE_LIMIT // 4),
-                "traceback": _cut(text, TRACEBACK_HEAD, TRACEBACK_TAIL),
-            }
+            protocol.COLLECT_ERROR,
+            node_id=report.nodeid,
+            message=_cut(message, MESSAGE_LIMIT // 4, MESSAGE_LIMIT - MESSAGE_LIMIT // 4),
+            traceback=_cut(text, TRACEBACK_HEAD, TRACEBACK_TAIL),
         )
 
     @pytest.hookimpl(optionalhook=True)
@@ -244,18 +245,18 @@ class Reporter:
         if not self.items:
             self.items = len(ids)
             if self.progress:
-                self.emit({"e": "collected", "total": self.items})
+                self.emit(protocol.COLLECTED, total=self.items)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session):
         self.items = len(session.items)
         if self.progress and self.items:
-            self.emit({"e": "collected", "total": self.items})
+            self.emit(protocol.COLLECTED, total=self.items)
         if self.mode != "collect":
             return
         # Only the tests the server could list are described: an item's location and markers cost
         # more than collecting it. The summary's total counts them all.
-        limit = self.config.getoption("--pytest-mcp-list-limit")
+        limit = self.config.getoption(protocol.OPTION_LIST_LIMIT)
         for item in session.items if limit is None else session.items[:limit]:
             location = item.location
             markers = []
@@ -263,18 +264,16 @@ class Reporter:
                 if mark.name not in markers:
                     markers.append(mark.name)
             self.emit(
-                {
-                    "e": "item",
-                    "node_id": item.nodeid,
-                    "file": location[0],
-                    "line": None if location[1] is None else location[1] + 1,
-                    "markers": markers,
-                }
+                protocol.ITEM,
+                node_id=item.nodeid,
+                file=location[0],
+                line=None if location[1] is None else location[1] + 1,
+                markers=markers,
             )
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        self.finished = {"e": "summary", "exit_code": int(exitstatus), "total": self.items}
+        self.finished = {"exit_code": int(exitstatus), "total": self.items}
 
 
 class ProgressReporter(Reporter):
@@ -284,7 +283,7 @@ class ProgressReporter(Reporter):
 
     def pytest_runtest_logfinish(self, nodeid, location):
         self.done += 1
-        self.emit({"e": "p", "done": self.done, "failed": self.failed})
+        self.emit(protocol.PROGRESS, done=self.done, failed=self.failed)
 
 
 # Containment: pytest runs no test file, and imports no conftest, that lies outside the project
@@ -397,10 +396,10 @@ def _starting_paths(config):
 
 
 def pytest_configure(config):
-    path = config.getoption("--pytest-mcp-report")
+    path = config.getoption(protocol.OPTION_REPORT)
     if not path or hasattr(config, "workerinput"):  # xdist workers report through the controller
         return
-    reporter = ProgressReporter if config.getoption("--pytest-mcp-progress") else Reporter
+    reporter = ProgressReporter if config.getoption(protocol.OPTION_PROGRESS) else Reporter
     config.pluginmanager.register(reporter(config, path), "pytest-mcp-reporter")
 
 

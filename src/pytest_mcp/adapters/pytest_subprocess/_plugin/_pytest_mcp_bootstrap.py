@@ -1,0 +1,64 @@
+"""pytest-mcp's bootstrap: run by the *target* interpreter as `python BOOTSTRAP LIMITS PLUGINS ARGS...`.
+
+It starts pytest exactly as `python -m pytest ARGS...` would (the working directory first on
+sys.path), after: registering faulthandler for the dump signal; applying the rlimits LIMITS
+(`RLIMIT_AS=soft:hard,...`); putting this run's private directory at the *end* of sys.path;
+checking that pytest and each of PLUGINS (`module=distribution,...`) can be imported; and
+importing the reporter. The user's environment variables are not touched, so nothing leaks
+into the processes the tests spawn.
+
+The reporter is imported here, plainly, before pytest starts: pytest would import a module that
+`-p` names through its assertion rewriter, which parses it into AST objects first, and the
+garbage collections those cause cost about 35 ms of a small run (ADR 0001). Its docstring says
+PYTEST_DONT_REWRITE, so pytest takes the imported module as it is. The directory stays on
+sys.path for pytest-xdist's workers, which import the reporter by name.
+
+Standard library only; Python 3.9 and later.
+"""
+
+import faulthandler
+import importlib.util
+import os
+import runpy
+import signal
+import sys
+
+private_dir = os.path.dirname(os.path.abspath(__file__))
+import _pytest_mcp_protocol as protocol  # noqa: E402 - found beside this file, sys.path[0] for now
+
+# faulthandler writes to a duplicate of stderr: pytest captures fd 2 while a test runs. The runner
+# sends the signal when a run overruns its timeout, just before it kills the run, so that the
+# error can say which test it was stuck in.
+faulthandler.register(getattr(signal, protocol.DUMP_SIGNAL), file=os.fdopen(os.dup(2), "w"), all_threads=True)
+
+limits, plugins = sys.argv[1], sys.argv[2]
+del sys.argv[1:3]
+if limits:
+    import resource
+
+    for limit in limits.split(","):
+        name, values = limit.split("=")
+        soft, hard = values.split(":")
+        resource.setrlimit(getattr(resource, name), (int(soft), int(hard)))
+
+# As `python -m pytest` has it: the working directory first; this run's directory last.
+sys.path[0] = os.getcwd()
+sys.path.append(private_dir)
+
+try:
+    import pytest  # noqa: F401 - only whether it can be imported
+except ImportError as error:
+    sys.stderr.write("%s %s\n" % (protocol.PYTEST_MISSING_MARK, error))
+    sys.exit(protocol.PYTEST_MISSING_EXIT)
+for plugin in filter(None, plugins.split(",")):
+    module, distribution = plugin.split("=")
+    if importlib.util.find_spec(module) is None:
+        sys.stderr.write("%s %s\n" % (protocol.PLUGIN_MISSING_MARK, distribution))
+        sys.exit(protocol.PLUGIN_MISSING_EXIT)
+
+spec = importlib.util.spec_from_file_location(
+    "_pytest_mcp_reporter", os.path.join(private_dir, "_pytest_mcp_reporter.py")
+)
+reporter = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(reporter)
+runpy.run_module("pytest", run_name="__main__", alter_sys=True)

@@ -1,0 +1,36 @@
+"""What the server and its code inside the target pytest say to each other: the one source.
+
+The bootstrap and the reporter run in the *target* interpreter (standard library only, Python
+3.9 and later) and import this module from the run's private directory; the server imports it
+from the package (runner.py starts pytest with these options, report.py reads these events).
+"""
+
+# The reporter's command-line options, which the runner passes and the reporter declares.
+OPTION_REPORT = "--pytest-mcp-report"
+"""Path of the JSON-lines file the reporter writes its events to."""
+OPTION_MODE = "--pytest-mcp-mode"
+"""`run`, or `collect` for --collect-only (the reporter then describes collected items)."""
+MODES = ("run", "collect")
+OPTION_PASSED = "--pytest-mcp-passed"
+"""List passing reports too (detail='all')."""
+OPTION_PROGRESS = "--pytest-mcp-progress"
+"""Write a progress event as each test finishes."""
+OPTION_LIST_LIMIT = "--pytest-mcp-list-limit"
+"""Describe at most this many collected items; the summary still counts them all."""
+
+# Events: one JSON object a line, whose EVENT member names its kind.
+EVENT = "e"
+TEST = "test"  # a test report that is listed: node_id, outcome, phase, location, message, ...
+COLLECT_ERROR = "collect_error"  # node_id, message, traceback
+ITEM = "item"  # a collected item (collect mode): node_id, file, line, markers
+COLLECTED = "collected"  # total: how many tests will run (progress only)
+PROGRESS = "p"  # done, failed (progress only); short, as there is one per test
+SUMMARY = "summary"  # exit_code, total, counts (pytest's words), duration; written last
+
+# The bootstrap's own endings, before pytest starts: an exit code and a line on stderr.
+PYTEST_MISSING_EXIT = 86
+PYTEST_MISSING_MARK = "pytest-mcp: cannot import pytest:"
+PLUGIN_MISSING_EXIT = 87
+PLUGIN_MISSING_MARK = "pytest-mcp: missing plugin:"
+DUMP_SIGNAL = "SIGUSR1"
+"""On this signal faulthandler writes every thread's stack to the stderr pytest started with."""
