@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from mcp import Client, MCPError
 from pydantic import ValidationError
+from pydantic.fields import FieldInfo
 
 from pytest_mcp import __version__
 from pytest_mcp.domain.errors import ExecutionFailed
@@ -20,145 +22,37 @@ from pytest_mcp.settings import Settings, SettingsError
 if TYPE_CHECKING:
     from pytest_mcp.container import Container
 
-_SETTING_FLAGS = (
-    "root",
-    "python",
-    "timeout",
-    "max_timeout",
-    "max_concurrent_runs",
-    "max_response_bytes",
-    "rlimit_as_mb",
-    "rlimit_cpu_seconds",
-    "log_level",
-    "log_format",
-    "transport",
-    "host",
-    "port",
-    "path",
-    "stateless",
-    "allowed_hosts",
-    "http_request_timeout",
-    "max_connections",
-    "max_sessions",
-    "session_idle_timeout",
-)
-
-
 def _common_options() -> argparse.ArgumentParser:
+    """A flag for each setting that has one, built from `Settings`: name, type, choices, help, default."""
     common = argparse.ArgumentParser(add_help=False)
-    # SUPPRESS keeps unset flags out of the namespace, so the environment and defaults apply.
-    add = common.add_argument
-    add(
-        "--transport",
-        choices=("stdio", "http", "sse"),
-        default=argparse.SUPPRESS,
-        help="stdio (default), http (streamable HTTP) or sse (the older HTTP+SSE)",
-    )
-    add("--host", default=argparse.SUPPRESS, help="HTTP bind address (127.0.0.1); non-loopback needs a token")
-    add("--port", type=int, default=argparse.SUPPRESS, help="HTTP port (8000)")
-    add("--path", default=argparse.SUPPRESS, help="HTTP endpoint path (/mcp)")
-    add(
-        "--stateless",
-        action="store_const",
-        const=True,
-        default=argparse.SUPPRESS,
-        help="streamable HTTP without per-session state, for N instances behind a load balancer",
-    )
-    add(
-        "--allowed-host",
-        dest="allowed_hosts",
-        action="append",
-        metavar="HOST[:PORT]",
-        default=argparse.SUPPRESS,
-        help="a Host header to accept besides loopback (repeatable); the bearer token comes from "
-        "PYTEST_MCP_AUTH_TOKEN only",
-    )
-    add(
-        "--http-request-timeout",
-        metavar="SECONDS",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="seconds an HTTP client has to send a whole request, headers and body (10)",
-    )
-    add(
-        "--max-connections",
-        metavar="N",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="HTTP connections open at once; more are answered 503 and closed (512)",
-    )
-    add(
-        "--max-sessions",
-        metavar="N",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="HTTP sessions at once; a new one closes the least recently used idle session (256)",
-    )
-    add(
-        "--session-idle-timeout",
-        metavar="SECONDS",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="an HTTP session with no request for this long is closed with its streams (1800)",
-    )
-    add(
-        "--root",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="project root (default: cwd, or PYTEST_MCP_ROOT)",
-    )
-    add(
-        "--python",
-        metavar="PATH",
-        default=argparse.SUPPRESS,
-        help="target interpreter (or PYTEST_MCP_PYTHON); default: detected from $VIRTUAL_ENV, ROOT/.venv or "
-        "ROOT/venv, the uv or Poetry environment, python3 on PATH with pytest, else this one",
-    )
-    add(
-        "--timeout",
-        metavar="SECONDS",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="default per-call timeout (300)",
-    )
-    add(
-        "--max-timeout",
-        metavar="SECONDS",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="largest timeout a call may ask for (3600)",
-    )
-    add(
-        "--max-concurrent-runs",
-        metavar="N",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="runs allowed at once; further calls wait up to their timeout, then get a busy error (4)",
-    )
-    add(
-        "--max-response-bytes",
-        metavar="BYTES",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="size budget of one answer; test reports beyond it are left out and counted (32000)",
-    )
-    add(
-        "--rlimit-as-mb",
-        metavar="MIB",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="address-space limit for pytest and its children (defence in depth, not a sandbox)",
-    )
-    add(
-        "--rlimit-cpu-seconds",
-        metavar="SECONDS",
-        type=int,
-        default=argparse.SUPPRESS,
-        help="CPU-time limit for pytest and its children",
-    )
-    add("--log-level", choices=("debug", "info", "warning", "error"), default=argparse.SUPPRESS)
-    add("--log-format", choices=("console", "json"), default=argparse.SUPPRESS, help="stderr log format")
+    for name, field in Settings.model_fields.items():
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        spec = extra.get("flag", {})
+        if spec is None:
+            continue
+        assert isinstance(spec, dict)
+        # SUPPRESS keeps unset flags out of the namespace, so the environment and defaults apply.
+        options: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": _help(field)}
+        annotation = field.annotation
+        choices = typing.get_args(annotation) if typing.get_origin(annotation) is Literal else ()
+        if annotation is bool:
+            options |= {"action": "store_const", "const": True}
+        elif typing.get_origin(annotation) is tuple:
+            options |= {"action": "append", "metavar": spec.get("metavar")}
+        elif choices:
+            options["choices"] = choices
+        else:
+            numeric = int in (annotation, *typing.get_args(annotation))
+            options |= {"metavar": spec.get("metavar"), **({"type": int} if numeric else {})}
+        common.add_argument(str(spec.get("name") or "--" + name.replace("_", "-")), **options)
     return common
+
+
+def _help(field: FieldInfo) -> str:
+    text = (field.description or "").rstrip(".")
+    if "default" in text or field.default in (None, False, ()) or field.default_factory is not None:
+        return text
+    return f"{text} (default: {field.default})"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -195,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    overrides: dict[str, Any] = {name: getattr(args, name) for name in _SETTING_FLAGS if hasattr(args, name)}
+    overrides: dict[str, Any] = {name: getattr(args, name) for name in Settings.model_fields if hasattr(args, name)}
     if args.command == "call":
         overrides.setdefault("log_level", "warning")
     return Settings(**overrides)

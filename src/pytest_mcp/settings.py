@@ -34,6 +34,16 @@ _NOT_FROM_FILE = {
 }
 
 
+def flag(metavar: str | None = None, *, name: str | None = None) -> dict[str, Any]:
+    """How a setting appears on the command line (cli.py builds its flags from these): its metavar,
+    and a name when it is not `--` plus the field's name with dashes."""
+    return {"flag": {"metavar": metavar, "name": name}}
+
+
+NO_FLAG: dict[str, Any] = {"flag": None}
+"""A setting with no command-line flag: the token (it would show in `ps`), the runner (for tests)."""
+
+
 class SettingsError(Exception):
     """A configuration source that cannot be read: the message names the source and the key."""
 
@@ -43,38 +53,99 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    root: Path = Field(default_factory=Path.cwd, description="The project root pytest runs in.")
-    python: Path | None = Field(None, description="The target project's interpreter; detected when not given.")
+    root: Path = Field(
+        default_factory=Path.cwd,
+        description="The project root pytest runs in (default: the current directory).",
+        json_schema_extra=flag("DIR"),
+    )
+    python: Path | None = Field(
+        None,
+        description="The target project's interpreter; default: detected from $VIRTUAL_ENV, ROOT/.venv or "
+        "ROOT/venv, the uv or Poetry environment, python3 on PATH with pytest, else this one.",
+        json_schema_extra=flag("PATH"),
+    )
     timeout: int = Field(
-        DEFAULT_TIMEOUT, ge=1, description="Default seconds per call (300, or max_timeout if that is lower)."
+        DEFAULT_TIMEOUT,
+        ge=1,
+        description="Seconds a call may take unless it asks for another timeout (at most --max-timeout).",
+        json_schema_extra=flag("SECONDS"),
     )
-    max_timeout: int = Field(3600, ge=1, description="The largest timeout a call may ask for.")
-    max_concurrent_runs: int = Field(4, ge=1, le=64, description="Runs allowed at once; more calls wait their turn.")
+    max_timeout: int = Field(
+        3600, ge=1, description="The largest timeout a call may ask for.", json_schema_extra=flag("SECONDS")
+    )
+    max_concurrent_runs: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="Processes allowed at once (runs, collections, environment probes); more calls wait up to "
+        "their timeout, then get a busy error.",
+        json_schema_extra=flag("N"),
+    )
     max_response_bytes: int = Field(
-        32_000, ge=4096, description="Size budget of one answer; test reports beyond it are left out and counted."
+        32_000,
+        ge=4096,
+        description="Size budget of one answer; test reports beyond it are left out and counted.",
+        json_schema_extra=flag("BYTES"),
     )
-    rlimit_as_mb: int | None = Field(None, ge=64, description="Address-space limit for pytest, in MiB (RLIMIT_AS).")
-    rlimit_cpu_seconds: int | None = Field(None, ge=1, description="CPU-time limit for pytest (RLIMIT_CPU).")
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
-    log_format: Literal["console", "json"] = "console"
-    runner: Literal["subprocess", "fake"] = "subprocess"
-    transport: Literal["stdio", "http", "sse"] = "stdio"
-    host: str = Field("127.0.0.1", description="Address the HTTP transports bind to.")
-    port: int = Field(8000, ge=1, le=65535)
-    path: str = Field("/mcp", description="Endpoint path of the HTTP transports.")
-    stateless: bool = Field(False, description="Streamable HTTP without per-session state.")
-    allowed_hosts: tuple[str, ...] = Field((), description="Host header values allowed besides loopback.")
+    rlimit_as_mb: int | None = Field(
+        None,
+        ge=64,
+        description="Address-space limit for pytest and its children, in MiB (defence in depth, not a sandbox).",
+        json_schema_extra=flag("MIB"),
+    )
+    rlimit_cpu_seconds: int | None = Field(
+        None, ge=1, description="CPU-time limit for pytest and its children.", json_schema_extra=flag("SECONDS")
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="The least that is logged.")
+    log_format: Literal["console", "json"] = Field("console", description="How stderr log lines are written.")
+    runner: Literal["subprocess", "fake"] = Field(
+        "subprocess", description="A real pytest, or the test double (for tests).", json_schema_extra=NO_FLAG
+    )
+    transport: Literal["stdio", "http", "sse"] = Field(
+        "stdio", description="stdio, http (streamable HTTP) or sse (the older HTTP+SSE)."
+    )
+    host: str = Field(
+        "127.0.0.1",
+        description="Address the HTTP transports bind to; beyond loopback a token is required.",
+        json_schema_extra=flag("HOST"),
+    )
+    port: int = Field(8000, ge=1, le=65535, description="Port of the HTTP transports.", json_schema_extra=flag("PORT"))
+    path: str = Field("/mcp", description="Endpoint path of the HTTP transports.", json_schema_extra=flag("PATH"))
+    stateless: bool = Field(
+        False, description="Streamable HTTP without per-session state, for N instances behind a load balancer."
+    )
+    allowed_hosts: tuple[str, ...] = Field(
+        (),
+        description="A Host header to accept besides loopback (repeatable).",
+        json_schema_extra=flag("HOST[:PORT]", name="--allowed-host"),
+    )
     http_request_timeout: int = Field(
-        10, ge=1, le=600, description="Seconds an HTTP client has to send a whole request, headers and body."
+        10,
+        ge=1,
+        le=600,
+        description="Seconds an HTTP client has to send a whole request, headers and body.",
+        json_schema_extra=flag("SECONDS"),
     )
-    max_connections: int = Field(512, ge=1, description="HTTP connections open at once; more are answered 503.")
+    max_connections: int = Field(
+        512, ge=1, description="HTTP connections open at once; more are answered 503.", json_schema_extra=flag("N")
+    )
     max_sessions: int = Field(
-        256, ge=1, description="HTTP sessions at once; a new one closes the least recently used idle session."
+        256,
+        ge=1,
+        description="HTTP sessions at once; a new one closes the least recently used idle session.",
+        json_schema_extra=flag("N"),
     )
     session_idle_timeout: int = Field(
-        1800, ge=1, description="Seconds after which an HTTP session with no request is closed."
+        1800,
+        ge=1,
+        description="Seconds after which an HTTP session with no request is closed with its streams.",
+        json_schema_extra=flag("SECONDS"),
     )
-    auth_token: SecretStr | None = Field(None, description="Bearer token the HTTP transports require.")
+    auth_token: SecretStr | None = Field(
+        None,
+        description="Bearer token the HTTP transports require; from PYTEST_MCP_AUTH_TOKEN only.",
+        json_schema_extra=NO_FLAG,
+    )
 
     @model_validator(mode="before")
     @classmethod

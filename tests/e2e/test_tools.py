@@ -9,24 +9,13 @@ from typing import Any
 import pytest
 from e2e_support import pytest_oracle, start_server, structured, text_of, write_project
 
+from pytest_mcp.domain.requests import DiscoverTestsRequest, ExecuteTestsRequest
+
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-EXECUTE_PROPERTIES = {
-    "node_ids",
-    "markers",
-    "keywords",
-    "maxfail",
-    "failfast",
-    "verbosity",
-    "show_capture",
-    "timeout",
-    "detail",
-    "last_failed",
-    "failed_first",
-    "workers",
-    "coverage",
-}
-DISCOVER_PROPERTIES = {"path", "markers", "keywords"}
+# What the clients see must be exactly what the request models accept.
+EXECUTE_PROPERTIES = set(ExecuteTestsRequest.model_fields)
+DISCOVER_PROPERTIES = set(DiscoverTestsRequest.model_fields)
 
 OUTCOMES = {
     "test_outcomes.py": """
