@@ -22,6 +22,7 @@ from pytest_mcp.settings import Settings, SettingsError
 if TYPE_CHECKING:
     from pytest_mcp.container import Container
 
+
 def _common_options() -> argparse.ArgumentParser:
     """A flag for each setting that has one, built from `Settings`: name, type, choices, help, default."""
     common = argparse.ArgumentParser(add_help=False)
