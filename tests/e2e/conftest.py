@@ -14,7 +14,7 @@ import pytest
 # The helpers live beside this file; make them importable under any import mode.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from e2e_support import new_marker, processes_with
+from tests.e2e.e2e_support import new_marker, processes_with
 
 
 @pytest.fixture

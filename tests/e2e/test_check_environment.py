@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import Server, clean_env, structured, text_of, write_project
 from mcp import MCPError
+
+from tests.e2e.e2e_support import Server, clean_env, structured, text_of, write_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

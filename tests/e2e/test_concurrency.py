@@ -10,7 +10,11 @@ from typing import Any
 
 import anyio
 import pytest
-from e2e_support import (
+from mcp import Client, MCPError
+
+from pytest_mcp.container import create_container
+from pytest_mcp.settings import Settings
+from tests.e2e.e2e_support import (
     MARKER_ENV,
     processes_with,
     pytest_and_grandchild,
@@ -22,10 +26,6 @@ from e2e_support import (
     write_project,
     write_sleeper_project,
 )
-from mcp import Client, MCPError
-
-from pytest_mcp.container import create_container
-from pytest_mcp.settings import Settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

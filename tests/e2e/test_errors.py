@@ -9,7 +9,9 @@ from typing import Any
 
 import anyio
 import pytest
-from e2e_support import (
+from mcp import Client, MCPError
+
+from tests.e2e.e2e_support import (
     MARKER_ENV,
     sleeper_file,
     start_server,
@@ -17,7 +19,6 @@ from e2e_support import (
     write_project,
     write_sleeper_project,
 )
-from mcp import Client, MCPError
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

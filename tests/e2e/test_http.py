@@ -11,7 +11,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from e2e_support import (
+from mcp import MCPError
+
+from pytest_mcp import __version__
+from tests.e2e.e2e_support import (
     MARKER_ENV,
     assert_all_gone,
     clean_env,
@@ -26,9 +29,6 @@ from e2e_support import (
     write_project,
     write_sleeper_project,
 )
-from mcp import MCPError
-
-from pytest_mcp import __version__
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from e2e_support import (
+
+from tests.e2e.e2e_support import (
     MARKER_ENV,
     HttpServer,
     assert_all_gone,

@@ -16,7 +16,9 @@ from typing import IO, Any
 
 import anyio
 import pytest
-from e2e_support import (
+from mcp import MCPError
+
+from tests.e2e.e2e_support import (
     MARKER_ENV,
     STARTED_WITHIN,
     assert_all_gone,
@@ -31,7 +33,6 @@ from e2e_support import (
     write_project,
     write_sleeper_project,
 )
-from mcp import MCPError
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

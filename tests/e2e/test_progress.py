@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import start_server, structured, write_project
 from test_http import connect, http_server
+
+from tests.e2e.e2e_support import start_server, structured, write_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

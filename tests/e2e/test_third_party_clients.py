@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import clean_env, console_script, write_project
 from test_http import PROJECT, http_server
+
+from tests.e2e.e2e_support import clean_env, console_script, write_project
 
 pytestmark = pytest.mark.e2e
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_support import pytest_oracle, start_server, structured, text_of, write_project
 
 from pytest_mcp.domain.requests import DiscoverTestsRequest, ExecuteTestsRequest
+from tests.e2e.e2e_support import pytest_oracle, start_server, structured, text_of, write_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle import CollectedByPytest, pytest_collect
-from support import alongside, collect, project
 
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec
+from tests.integration.oracle import CollectedByPytest, pytest_collect
+from tests.integration.support import alongside, collect, project
 
 pytestmark = pytest.mark.anyio
 

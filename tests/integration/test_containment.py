@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 
 import pytest
-from support import collect, fired, linked_project, run
 
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
+from tests.integration.support import collect, fired, linked_project, run
 
 pytestmark = pytest.mark.anyio
 

@@ -6,10 +6,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from oracle import COUNT_KEYS, SUBTEST_KEYS, PytestOutcome, parse_summary_line, pytest_run
-from support import alongside, project, run
 
 from pytest_mcp.domain.runs import RunReport, RunSpec
+from tests.integration.oracle import COUNT_KEYS, SUBTEST_KEYS, PytestOutcome, parse_summary_line, pytest_run
+from tests.integration.support import alongside, project, run
 
 pytestmark = pytest.mark.anyio
 

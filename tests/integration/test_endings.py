@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from oracle import pytest_run
-from support import project, run, run_once
 
 from pytest_mcp.domain.runs import RunSpec
+from tests.integration.oracle import pytest_run
+from tests.integration.support import project, run, run_once
 
 pytestmark = pytest.mark.anyio
 

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
-from support import run
 
 from pytest_mcp.domain.runs import RunSpec
+from tests.integration.support import run
 
 pytestmark = pytest.mark.anyio
 

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import snapshot
 
 from pytest_mcp.adapters.pytest_subprocess.interpreter import poetry_env_name
 from pytest_mcp.container import create_container
 from pytest_mcp.domain.errors import ExecutionFailed
 from pytest_mcp.domain.requests import CheckEnvironmentRequest
 from pytest_mcp.settings import Settings
+from tests.integration.support import snapshot
 
 pytestmark = pytest.mark.anyio
 

@@ -13,11 +13,19 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from oracle import COUNT_KEYS, PytestOutcome, pytest_collect, pytest_says, pytest_selects, run_args, summary_words
-from support import alongside, project, run
 
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec
 from pytest_mcp.testing import connect
+from tests.integration.oracle import (
+    COUNT_KEYS,
+    PytestOutcome,
+    pytest_collect,
+    pytest_says,
+    pytest_selects,
+    run_args,
+    summary_words,
+)
+from tests.integration.support import alongside, project, run
 
 pytestmark = pytest.mark.anyio
 

@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
-from oracle import pytest_collect
-from support import project, run, run_once
 
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
+from tests.integration.oracle import pytest_collect
+from tests.integration.support import project, run, run_once
 
 pytestmark = pytest.mark.anyio
 

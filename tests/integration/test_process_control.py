@@ -11,10 +11,10 @@ import uuid
 
 import anyio
 import pytest
-from oracle import COUNT_KEYS, pytest_says
-from support import alongside, processes_with, project, run
 
 from pytest_mcp.domain.runs import RunSpec
+from tests.integration.oracle import COUNT_KEYS, pytest_says
+from tests.integration.support import alongside, processes_with, project, run
 
 pytestmark = pytest.mark.anyio
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from support import FIXTURES, PYTEST_OWN_DIRS, collect, project, run, snapshot
 
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
+from tests.integration.support import FIXTURES, PYTEST_OWN_DIRS, collect, project, run, snapshot
 
 pytestmark = pytest.mark.anyio
 

@@ -17,12 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from oracle import COUNT_KEYS, PytestOutcome, pytest_collect, pytest_says, pytest_selects, run_args, summary_words
-from support import alongside, collect, run
 
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec
+from tests.integration.oracle import (
+    COUNT_KEYS,
+    PytestOutcome,
+    pytest_collect,
+    pytest_says,
+    pytest_selects,
+    run_args,
+    summary_words,
+)
+from tests.integration.support import alongside, collect, run
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

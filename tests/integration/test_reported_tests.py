@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oracle import pytest_says
-from support import project, run, run_once
 
 from pytest_mcp.domain.models import ReportedTest
 from pytest_mcp.domain.runs import RunReport, RunSpec
+from tests.integration.oracle import pytest_says
+from tests.integration.support import project, run, run_once
 
 pytestmark = pytest.mark.anyio
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from support import run
 
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 from pytest_mcp.domain.runs import RunSpec
+from tests.integration.support import run
 
 pytestmark = pytest.mark.anyio
 

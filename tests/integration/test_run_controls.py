@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 from mcp import Client, MCPError
-from oracle import pytest_says
 
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 from tests.answers import complete
+from tests.integration.oracle import pytest_says
 
 pytestmark = pytest.mark.anyio
 

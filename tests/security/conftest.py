@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 from mcp import Client
-from trapped_project import TrappedProject, build_trapped_project, server_parameters
+
+from tests.security.trapped_project import TrappedProject, build_trapped_project, server_parameters
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 from mcp.client.stdio import stdio_client
-from trapped_project import build_trapped_project, server_parameters
 
 import pytest_mcp
+from tests.security.trapped_project import build_trapped_project, server_parameters
 
 pytestmark = pytest.mark.anyio
 

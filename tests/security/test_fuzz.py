@@ -18,12 +18,12 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, MCPError
-from trapped_project import build_trapped_project, server_parameters
 
 from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.container import create_container
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest
 from pytest_mcp.settings import Settings
+from tests.security.trapped_project import build_trapped_project, server_parameters
 
 EXAMPLES = int(os.environ.get("PYTEST_MCP_FUZZ_EXAMPLES", "1500"))
 # Every parameter any tool accepts, from the request models themselves.

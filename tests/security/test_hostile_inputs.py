@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 from mcp import Client, MCPError
-from trapped_project import TrappedProject
+
+from tests.security.trapped_project import TrappedProject
 
 pytestmark = pytest.mark.anyio
 

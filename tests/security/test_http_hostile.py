@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from trapped_project import TrappedProject, build_trapped_project
 
 from tests.e2e.e2e_support import HttpServer, http_server
+from tests.security.trapped_project import TrappedProject, build_trapped_project
 
 TOKEN = "http-hostile-token-0123456789abcdef0123456789"
 JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from trapped_project import TrappedProject, build_trapped_project, server_parameters
+
+from tests.security.trapped_project import TrappedProject, build_trapped_project, server_parameters
 
 INITIALIZE = {
     "jsonrpc": "2.0",

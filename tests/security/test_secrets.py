@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 from mcp.client.stdio import stdio_client
-from trapped_project import build_trapped_project, server_parameters
 
 from tests.e2e.e2e_support import connect, http_server
+from tests.security.trapped_project import build_trapped_project, server_parameters
 
 pytestmark = pytest.mark.anyio
 
