@@ -25,8 +25,8 @@ from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, Run
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
-PLUGIN_FILES = ("_pytest_mcp_bootstrap.py", "_pytest_mcp_protocol.py", "_pytest_mcp_reporter.py")
-"""Copied from the package into each run's private directory; the bootstrap starts pytest."""
+PLUGIN_FILES = ("_pytest_mcp_protocol.py", "_pytest_mcp_reporter.py")
+"""Copied from the package into each run's private directory, where the bootstrap loads them."""
 PLUGIN_MODULE = "_pytest_mcp_reporter"
 DUMP_SIGNAL = getattr(signal, protocol.DUMP_SIGNAL)
 
@@ -81,6 +81,7 @@ class SubprocessPytestRunner(TestRunner):
         self._max_report_bytes = max_report_bytes
         plugin = resources.files("pytest_mcp.adapters.pytest_subprocess").joinpath("_plugin")
         self._plugin_files = {name: plugin.joinpath(name).read_bytes() for name in PLUGIN_FILES}
+        self._bootstrap = plugin.joinpath("_pytest_mcp_bootstrap.py").read_text(encoding="utf-8")
 
     async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
         required = []
@@ -160,7 +161,9 @@ class SubprocessPytestRunner(TestRunner):
             public = [*options, "--", *targets]
             argv = [
                 python,
-                str(workdir / PLUGIN_FILES[0]),
+                "-c",
+                self._bootstrap,
+                str(workdir),
                 self._rlimits,
                 ",".join(required),
                 *private,

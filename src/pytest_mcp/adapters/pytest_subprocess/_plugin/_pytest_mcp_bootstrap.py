@@ -1,4 +1,7 @@
-"""pytest-mcp's bootstrap: run by the *target* interpreter as `python BOOTSTRAP LIMITS PLUGINS ARGS...`.
+"""pytest-mcp's bootstrap: run by the *target* interpreter as `python -c <this file> DIR LIMITS PLUGINS ARGS...`.
+
+DIR is the run's private directory. `-c`, not the file's path: frames of this code then read
+`<string>`, and no answer shows the private directory (faulthandler dumps every frame).
 
 It starts pytest exactly as `python -m pytest ARGS...` would (the working directory first on
 sys.path), after: registering faulthandler for the dump signal; applying the rlimits LIMITS
@@ -16,23 +19,39 @@ sys.path for pytest-xdist's workers, which import the reporter by name.
 Standard library only; Python 3.9 and later.
 """
 
-import faulthandler
-import importlib.util
-import os
-import runpy
-import signal
 import sys
 
-private_dir = os.path.dirname(os.path.abspath(__file__))
-import _pytest_mcp_protocol as protocol  # noqa: E402 - found beside this file, sys.path[0] for now
+# `-c` puts the working directory first on sys.path; keep it out of the way while the standard
+# library is imported, so that a project's `runpy.py` cannot stand in for it. It goes back below.
+_CWD_FIRST = bool(sys.path) and sys.path[0] == ""
+if _CWD_FIRST:
+    del sys.path[0]
+
+import faulthandler  # noqa: E402
+import importlib.util  # noqa: E402
+import os  # noqa: E402
+import runpy  # noqa: E402
+import signal  # noqa: E402
+
+private_dir, limits, plugins = sys.argv[1:4]
+del sys.argv[1:4]
+
+
+def _load(name):
+    """A module of this run's private directory, by its file: sys.path could hold another of the name."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(private_dir, name + ".py"))
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+protocol = _load("_pytest_mcp_protocol")
 
 # faulthandler writes to a duplicate of stderr: pytest captures fd 2 while a test runs. The runner
 # sends the signal when a run overruns its timeout, just before it kills the run, so that the
 # error can say which test it was stuck in.
 faulthandler.register(getattr(signal, protocol.DUMP_SIGNAL), file=os.fdopen(os.dup(2), "w"), all_threads=True)
 
-limits, plugins = sys.argv[1], sys.argv[2]
-del sys.argv[1:3]
 if limits:
     import resource
 
@@ -42,7 +61,8 @@ if limits:
         resource.setrlimit(getattr(resource, name), (int(soft), int(hard)))
 
 # As `python -m pytest` has it: the working directory first; this run's directory last.
-sys.path[0] = os.getcwd()
+if _CWD_FIRST:
+    sys.path.insert(0, os.getcwd())
 sys.path.append(private_dir)
 
 try:
