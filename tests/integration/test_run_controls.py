@@ -136,13 +136,13 @@ async def test_coverage_reports_the_total_and_the_worst_files_with_missing_lines
     [({"workers": 2}, "workers", "pytest-xdist"), ({"coverage": True}, "coverage", "pytest-cov")],
 )
 async def test_a_missing_plugin_is_invalid_params_naming_it(
-    tmp_path: Path, arguments: dict[str, Any], field: str, plugin: str
+    tmp_path: Path, bare_python: Path, arguments: dict[str, Any], field: str, plugin: str
 ) -> None:
     root = write_project(tmp_path / "proj")
-    # The dev venv has pytest but neither plugin.
+    # The bare venv has pytest but neither plugin.
     module = {"pytest-xdist": "xdist", "pytest-cov": "pytest_cov"}[plugin]
-    assert subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode != 0
-    container = create_container(Settings(root=root, python=Path(sys.executable)))
+    assert subprocess.run([str(bare_python), "-c", f"import {module}"], capture_output=True).returncode != 0
+    container = create_container(Settings(root=root, python=bare_python))
 
     async with Client(container.tool_server().server) as client:
         with pytest.raises(MCPError) as caught:

@@ -48,94 +48,96 @@ class ScriptedFailure:
         return test.node_id == self.node_id
 
 
-def usage_error(error: UsageError, command: tuple[str, ...], terminal: FakeTerminal) -> RunReport:
-    terminal.collected(error.collected, 0)
-    terminal.session_finished("no tests ran in 0.00s")
+@dataclass(frozen=True)
+class Call:
+    """One call to the fake, as its endings need it: what was asked, and where the answer goes."""
+
+    spec: RunSpec | CollectSpec
+    targets: tuple[str, ...]
+    command: tuple[str, ...]
+    terminal: FakeTerminal
+    root: str | None
+
+
+def usage_error(error: UsageError, call: Call) -> RunReport:
+    call.terminal.collected(error.collected, 0)
+    call.terminal.session_finished("no tests ran in 0.00s")
     return RunReport(
         termination=Termination(kind="exited", exit_code=4),
-        command=command,
+        command=call.command,
         duration=0.0,
-        stdout=terminal.text(),
+        stdout=call.terminal.text(),
         stderr="".join(f"{line}\n\n" for line in error.lines),
     )
 
 
 def before_any_test(
-    failure: ScriptedFailure | None,
-    tests: Sequence[ScriptedTest],
-    spec: RunSpec | CollectSpec,
-    call_targets: Sequence[str],
-    command: tuple[str, ...],
-    terminal: FakeTerminal,
-    root: str | None,
+    failure: ScriptedFailure | None, tests: Sequence[ScriptedTest], call: Call
 ) -> tuple[RunReport, tuple[ScriptedTest, ...]] | None:
     """Endings before any test runs (usage, internal, collection errors), with what did collect."""
     if failure is None:
         return None
     if failure.kind == "usage_error":
-        first = call_targets[0] if call_targets else "tests/missing.py"
+        first = call.targets[0] if call.targets else "tests/missing.py"
         line = failure.message or f"file or directory not found: {first}"
         line = line if line.startswith("ERROR:") else f"ERROR: {line}"
-        return usage_error(UsageError([line], 0), command, terminal), ()
+        return usage_error(UsageError([line], 0), call), ()
     if failure.kind == "internal_error":
         exception = failure.message or "RuntimeError: scripted internal error"
-        terminal.collected(len(tests), 0)
-        terminal.internal_error(
+        call.terminal.collected(len(tests), 0)
+        call.terminal.internal_error(
             [
                 "Traceback (most recent call last):",
-                f'  File "{root or "."}/conftest.py", line 1, in pytest_collection_modifyitems',
+                f'  File "{call.root or "."}/conftest.py", line 1, in pytest_collection_modifyitems',
                 f"    raise {exception.split(':', 1)[0]}(...)",
                 exception,
             ]
         )
-        terminal.session_finished("no tests ran in 0.00s")
+        call.terminal.session_finished("no tests ran in 0.00s")
         report = RunReport(
-            termination=Termination(kind="exited", exit_code=3), command=command, duration=0.0, stdout=terminal.text()
+            termination=Termination(kind="exited", exit_code=3),
+            command=call.command,
+            duration=0.0,
+            stdout=call.terminal.text(),
         )
         return report, ()
     if failure.kind == "collection_error":
-        return _collection_error(failure, tests, spec, call_targets, command, terminal, root)
+        return _collection_error(failure, tests, call)
     return None
 
 
 def _collection_error(
-    failure: ScriptedFailure,
-    tests: Sequence[ScriptedTest],
-    spec: RunSpec | CollectSpec,
-    call_targets: Sequence[str],
-    command: tuple[str, ...],
-    terminal: FakeTerminal,
-    root: str | None,
+    failure: ScriptedFailure, tests: Sequence[ScriptedTest], call: Call
 ) -> tuple[RunReport, tuple[ScriptedTest, ...]]:
     module = posixpath.normpath(failure.node_id or "tests/test_broken.py")
     message = failure.message or "ModuleNotFoundError: No module named 'missing'"
-    error = CollectionError(node_id=module, message=message, traceback=_import_traceback(module, message, root))
+    error = CollectionError(node_id=module, message=message, traceback=_import_traceback(module, message, call.root))
     # The broken module collects nothing; every other targeted test collects as usual.
     collected = [
         test
         for test in tests
-        if test.file != module and (not call_targets or any(targets(target, test) for target in call_targets))
+        if test.file != module and (not call.targets or any(targets(target, test) for target in call.targets))
     ]
     try:
-        selected = deselect(collected, spec.markers, spec.keywords)
+        selected = deselect(collected, call.spec.markers, call.spec.keywords)
     except UsageError as exc:
-        return usage_error(exc, command, terminal), ()
+        return usage_error(exc, call), ()
     deselected = len(collected) - len(selected)
     summary = Summary(total=len(selected), errors=1, deselected=deselected)
-    terminal.collected(len(collected), deselected, [error])
-    if isinstance(spec, CollectSpec):  # --collect-only -q lists what did collect
-        terminal.collected_items([test.node_id for test in selected])
+    call.terminal.collected(len(collected), deselected, [error])
+    if isinstance(call.spec, CollectSpec):  # --collect-only -q lists what did collect
+        call.terminal.collected_items([test.node_id for test in selected])
         words = collect_words(len(collected), deselected, 1, 0.0)
     else:
         words = summary.line()
-    terminal.session_finished(words, interruption=interrupted(1))
+    call.terminal.session_finished(words, interruption=interrupted(1))
     report = RunReport(
         termination=Termination(kind="exited", exit_code=2),
-        command=command,
+        command=call.command,
         duration=0.0,
         summary=summary,
         collection_errors=(error,),
-        stdout=terminal.text(),
+        stdout=call.terminal.text(),
     )
     return report, tuple(selected)
 
@@ -151,35 +153,28 @@ def _import_traceback(module: str, message: str, root: str | None) -> str:
     )
 
 
-def killed(
-    failure: ScriptedFailure,
-    victim: ScriptedTest | None,
-    spec: RunSpec | CollectSpec,
-    command: tuple[str, ...],
-    reports: list[ReportedTest],
-    terminal: FakeTerminal,
-    root: str | None,
-) -> RunReport:
+def killed(failure: ScriptedFailure, victim: ScriptedTest | None, reports: list[ReportedTest], call: Call) -> RunReport:
     """A run that overran its timeout or was killed by a signal at `victim` (None: while collecting)."""
+    spec = call.spec
     finished = tuple(r for r in reports if isinstance(spec, RunSpec) and (spec.include_passed or r.outcome != "passed"))
     if failure.kind == "timeout":
         return RunReport(
             termination=Termination(kind="timed_out"),
-            command=command,
+            command=call.command,
             duration=spec.timeout,
             tests=finished,
-            stdout=terminal.text(),
-            stderr=_stack_dump(failure, victim, root),
+            stdout=call.terminal.text(),
+            stderr=_stack_dump(failure, victim, call.root),
         )
     signal = failure.signal or "SIGSEGV"
     title = _FAULTHANDLER_TITLES.get(signal)
     return RunReport(
         termination=Termination(kind="signalled", signal=signal),
-        command=command,
+        command=call.command,
         duration=round(sum(r.duration for r in reports), 6),
         tests=finished,
-        stdout=terminal.text(),
-        stderr=f"Fatal Python error: {title}\n\n{_stack_dump(failure, victim, root)}" if title else "",
+        stdout=call.terminal.text(),
+        stderr=f"Fatal Python error: {title}\n\n{_stack_dump(failure, victim, call.root)}" if title else "",
     )
 
 

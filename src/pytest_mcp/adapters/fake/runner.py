@@ -9,6 +9,7 @@ from typing import Any, Literal, Self
 
 from pytest_mcp.adapters.fake.endings import (
     FAILURE_KINDS,
+    Call,
     FailureKind,
     ScriptedFailure,
     before_any_test,
@@ -201,15 +202,16 @@ class FakeTestRunner(TestRunner):
         command = ("fake", "-m", "pytest", *run_options(spec), "--", *spec.node_ids)
         terminal = FakeTerminal(self._root or ".", verbosity=spec.verbosity, show_capture=spec.show_capture)
         terminal.session_start()
+        call = Call(spec, spec.node_ids, command, terminal, self._root)
         failure = self._take_failure("run")
         tests = self.tests
-        early = before_any_test(failure, tests, spec, spec.node_ids, command, terminal, self._root)
+        early = before_any_test(failure, tests, call)
         if early is not None:
             return early[0]
         try:
             selection = select(tests, spec.node_ids, spec.markers, spec.keywords, self._root)
         except UsageError as exc:
-            return usage_error(exc, command, terminal)
+            return usage_error(exc, call)
         terminal.collected(len(selection.collected), selection.deselected)
 
         reports: list[ReportedTest] = []
@@ -218,7 +220,7 @@ class FakeTestRunner(TestRunner):
         for done, test in enumerate(selection.selected, start=1):
             terminal.test_started(test.node_id)
             if failure is not None and failure.kills and failure.strikes(test, selection):
-                return killed(failure, test, spec, command, reports, terminal, self._root)
+                return killed(failure, test, reports, call)
             for report in test.reports():
                 terminal.report(report)
                 reports.append(report)
@@ -229,7 +231,7 @@ class FakeTestRunner(TestRunner):
                 stopped = True
                 break
         if failure is not None and failure.kills and not selection.selected:
-            return killed(failure, None, spec, command, reports, terminal, self._root)  # killed while collecting
+            return killed(failure, None, reports, call)  # killed while collecting
         if not stopped:
             terminal.loop_finished()
 
@@ -253,18 +255,19 @@ class FakeTestRunner(TestRunner):
         targets = (spec.path,) if spec.path is not None else ()
         command = ("fake", "-m", "pytest", *collect_options(spec), "--", *targets)
         terminal = FakeTerminal(self._root or ".", verbosity=-1)
+        call = Call(spec, targets, command, terminal, self._root)
         failure = self._take_failure("collect")
         tests = self.tests
-        early = before_any_test(failure, tests, spec, targets, command, terminal, self._root)
+        early = before_any_test(failure, tests, call)
         if early is not None:
             report, collected = early
             return _as_collection(report, collected, finished=report.summary is not None, max_listed=spec.max_listed)
         if failure is not None and failure.kills:
-            return _as_collection(killed(failure, None, spec, command, [], terminal, self._root), (), finished=False)
+            return _as_collection(killed(failure, None, [], call), (), finished=False)
         try:
             selection = select(tests, targets, spec.markers, spec.keywords, self._root)
         except UsageError as exc:
-            return _as_collection(usage_error(exc, command, terminal), (), finished=False)
+            return _as_collection(usage_error(exc, call), (), finished=False)
         terminal.collected_items([test.node_id for test in selection.selected])
         terminal.session_finished(collect_words(len(selection.collected), selection.deselected, 0, 0.0))
         return _as_collection(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -18,8 +17,12 @@ import structlog
 from mcp.server import Server
 
 from pytest_mcp.adapters.mcp.http_limits import (
+    ASGIApp,
     DisconnectWatch,
     HttpLimits,
+    Receive,
+    Scope,
+    Send,
     SessionTable,
     SseSessions,
     StreamableSessions,
@@ -31,12 +34,6 @@ from pytest_mcp.adapters.mcp.tool_server import McpToolServer
 from pytest_mcp.settings import exposure_problem, token_problem
 
 _log = structlog.get_logger("pytest_mcp.transport")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 HEALTH_PATH = "/healthz"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
