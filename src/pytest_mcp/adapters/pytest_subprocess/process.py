@@ -173,6 +173,44 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+# How long the members of a killed group may take to die: SIGKILL takes effect only when the
+# kernel next schedules each process, which on a loaded machine can take a while.
+_GROUP_GONE_SECONDS = 2.0
+
+
+def _alive_in_group(pgid: int) -> bool:
+    """Whether a process of the group is alive: not exited, and not a zombie waiting to be reaped."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False  # the common case: nothing is left, not even a zombie
+    except PermissionError:
+        return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no /proc (macOS): the group exists, so take it as alive
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after it.
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+async def _until_group_gone(pgid: int) -> None:
+    """Return once no process of the group is alive, or after _GROUP_GONE_SECONDS."""
+    with anyio.move_on_after(_GROUP_GONE_SECONDS):
+        while _alive_in_group(pgid):  # noqa: ASYNC110 - nothing signals the end of a group: it is polled
+            await anyio.sleep(0.005)
+
+
 async def run_in_process_group(
     argv: Sequence[str],
     *,
@@ -253,6 +291,9 @@ async def run_in_process_group(
             with anyio.CancelScope(shield=True):
                 await process.wait()
                 await process.aclose()
+                # The port's promise: nothing the run started outlives the call, grandchildren
+                # included, before the caller (or a cancellation) goes on.
+                await _until_group_gone(pgid)
     finally:
         os.close(out_read)
         os.close(err_read)
