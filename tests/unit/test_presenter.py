@@ -5,6 +5,7 @@ import json
 from mcp_types import CallToolResult
 
 from pytest_mcp.adapters.mcp.presenter import McpPresenter
+from pytest_mcp.adapters.mcp.tool_server import shipped_schemas
 from pytest_mcp.domain.models import CollectedTest, DiscoveryResult, ReportedTest, RunResult, Summary
 
 
@@ -53,7 +54,11 @@ def test_the_text_block_is_a_compact_reading_not_a_copy_of_the_json() -> None:
     assert len(text) < len(json.dumps(result.structured_content))
 
 
-def test_structured_content_omits_empty_fields_but_keeps_every_test() -> None:
+ZERO_COUNTS = dict.fromkeys(Summary.always_present, 0)
+
+
+def test_structured_content_always_carries_every_count_and_both_lists_and_leaves_extras_out() -> None:
+    """A program may read summary["failed"] or answer["collection_errors"] without a default."""
     structured = McpPresenter().present_run(a_result()).structured_content
 
     assert structured is not None
@@ -63,19 +68,20 @@ def test_structured_content_omits_empty_fields_but_keeps_every_test() -> None:
         "tests/test_a.py::test_sk",
     ]
     assert "stderr" not in structured["tests"][0]
-    assert structured["summary"] == {
+    assert structured["summary"] == ZERO_COUNTS | {
         "total": 4, "passed": 2, "failed": 1, "skipped": 1, "errors": 1, "deselected": 3, "duration": 0.5,
     }  # fmt: skip
+    assert structured["collection_errors"] == []
     assert "omitted_tests" not in structured
-    assert "collection_errors" not in structured
 
 
 def test_structured_content_validates_against_the_output_schema_and_its_defaults_restore_every_field() -> None:
     import jsonschema
 
+    published = shipped_schemas()["execute_tests"]["output"]
     for result in (a_result(), RunResult(exit_code=0, summary=Summary(total=9, passed=9, duration=0.1))):
         structured = McpPresenter().present_run(result).structured_content
-        jsonschema.validate(structured, RunResult.model_json_schema())
+        jsonschema.validate(structured, published)
         assert RunResult.model_validate(structured) == result
 
 
@@ -85,10 +91,12 @@ def test_an_all_pass_answer_is_its_exit_code_and_counts() -> None:
 
     assert presented.structured_content == {
         "exit_code": 0,
-        "summary": {"total": 2000, "passed": 2000, "duration": 1.25},
+        "summary": ZERO_COUNTS | {"total": 2000, "passed": 2000, "duration": 1.25},
+        "tests": [],
+        "collection_errors": [],
     }
     assert presented.content[0].text == "2000 passed in 1.25s (exit code 0)"  # type: ignore[union-attr]
-    assert _wire_bytes(presented) < 120
+    assert _wire_bytes(presented) < 600
 
 
 def test_each_failing_subtest_says_which_subtest_it_is() -> None:

@@ -32,3 +32,39 @@ async def test_listing_the_tools_generates_no_schema(tmp_path, monkeypatch: pyte
     assert [tool.name for tool in tools] == list(TOOL_REQUESTS)
     execute = tools[0].input_schema
     assert execute["properties"]["timeout"]["anyOf"][0]["maximum"] == container.policy().max_timeout
+
+
+def _walk(node: object) -> list[tuple[str, object]]:
+    """Every (key, value) pair in a JSON document, at any depth."""
+    if isinstance(node, dict):
+        return [(key, value) for key, value in node.items()] + [
+            pair for value in node.values() for pair in _walk(value)
+        ]
+    if isinstance(node, list):
+        return [pair for item in node for pair in _walk(item)]
+    return []
+
+
+def test_the_published_schemas_hold_no_reference_and_no_format_of_pydantics_own() -> None:
+    """TypeScript SDK 1.22.0 drops $defs, then fails on every $ref; 1.21+ warns about "format": "path"."""
+    import jsonschema
+
+    for name, schemas in shipped_schemas().items():
+        for kind, schema in schemas.items():
+            keys = {key for key, _ in _walk(schema)}
+            assert "$ref" not in keys, f"{name} {kind}"
+            assert "$defs" not in keys, f"{name} {kind}"
+            formats = {value for key, value in _walk(schema) if key == "format"}
+            assert formats <= {"date-time", "uri", "email", "uuid"}, f"{name} {kind}: {formats}"
+            jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_what_answers_always_carry_is_required_by_the_output_schemas() -> None:
+    from pytest_mcp.domain.models import DiscoveryResult, RunResult, Summary
+
+    run = shipped_schemas()["execute_tests"]["output"]
+    discovery = shipped_schemas()["discover_tests"]["output"]
+
+    assert set(RunResult.always_present) <= set(run["required"])
+    assert set(Summary.always_present) <= set(run["properties"]["summary"]["required"])
+    assert set(DiscoveryResult.always_present) <= set(discovery["required"])

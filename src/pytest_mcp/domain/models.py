@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -16,6 +16,24 @@ Seconds = Annotated[float, AfterValidator(lambda seconds: round(seconds, 3))]
 
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    always_present: ClassVar[frozenset[str]] = frozenset()
+    """Fields an answer carries even at their default (a zero, an empty list): the ones programs
+    read without a default of their own. Every other field is left out at its default (ADR 0009)."""
+
+    def wire(self) -> dict[str, Any]:
+        """This value as an answer carries it: fields at their default left out, but for `always_present`."""
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        for name in self.always_present:
+            if name not in data:
+                data.update(self.model_dump(mode="json", include={name}))
+        for name in data:
+            value = getattr(self, name)
+            if isinstance(value, _Value):
+                data[name] = value.wire()
+            elif isinstance(value, tuple) and value and isinstance(value[0], _Value):
+                data[name] = [item.wire() for item in value]
+        return data
 
 
 class Summary(_Value):
@@ -44,6 +62,24 @@ class Summary(_Value):
     subtests_failed: int = Field(0, description="pytest's `N subtests failed`; 0 when the line leaves it out.")
     subtests_skipped: int = Field(0, description="pytest's `N subtests skipped`; 0 when the line leaves it out.")
     duration: Seconds = Field(0.0, description="Seconds pytest spent in the session, to the millisecond.")
+
+    always_present: ClassVar[frozenset[str]] = frozenset(
+        {
+            "total",
+            "passed",
+            "failed",
+            "skipped",
+            "xfailed",
+            "xpassed",
+            "errors",
+            "deselected",
+            "warnings",
+            "subtests_passed",
+            "subtests_failed",
+            "subtests_skipped",
+            "duration",
+        }
+    )
 
     def words(self) -> str:
         """The counts in pytest's own order and words: `1 failed, 3 passed, 1 error`; `no tests ran` for none."""
@@ -137,9 +173,12 @@ class CoverageReport(_Value):
 class RunResult(_Value):
     """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5).
 
-    Fields at their default (a zero count, an empty list or text, null) are left out of the
-    answer: a missing count is 0, as in pytest's own summary line.
+    The exit code, every count, `tests` and `collection_errors` are always there, zeros and
+    empty lists included; the extras (`command`, `text_output`, `omitted_tests`, `coverage`)
+    are left out at their default.
     """
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"exit_code", "summary", "tests", "collection_errors"})
 
     exit_code: int = Field(description="0: all passed, 1: some failed, 5: no tests collected.")
     summary: Summary
@@ -161,6 +200,10 @@ class RunResult(_Value):
 
 class DiscoveryResult(_Value):
     """The answer to discover_tests: the collected tests, in collection order, and every collection error."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset(
+        {"exit_code", "total", "deselected", "tests", "collection_errors"}
+    )
 
     exit_code: int
     total: int

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import pydantic_core
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel
 
 from pytest_mcp.domain.models import CollectedTest, CoverageReport, DiscoveryResult, ReportedTest, RunResult
 from pytest_mcp.ports.presenter import ResultPresenter
@@ -135,8 +135,9 @@ def _largest_count(most: int, fits: Callable[[int], bool]) -> int:
     return low
 
 
-def _json_bytes(value: BaseModel) -> int:
-    return len(value.model_dump_json(exclude_defaults=True).encode())
+def _json_bytes(value: RunResult | DiscoveryResult | CollectedTest) -> int:
+    """The bytes of `value` as the answer carries it, serialised as the SDK serialises it."""
+    return len(pydantic_core.to_json(value.wire()))
 
 
 def _size(result: RunResult) -> int:
@@ -144,9 +145,9 @@ def _size(result: RunResult) -> int:
 
 
 class McpPresenter(ResultPresenter[CallToolResult]):
-    """Structured content carries every field that is not at its default (a missing count is 0,
-    as in pytest's summary line; the output schema states each default); the text block is a
-    reading aid, not a copy.
+    """Structured content carries the exit code, every count, `tests` and `collection_errors`
+    always, and the other fields when they are not at their default (the output schema states
+    each default); the text block is a reading aid, not a copy.
 
     Budget: the whole answer (structured content plus text) stays within `max_response_bytes`.
     When the test reports do not fit, reports are left out (passes first, then skips and
@@ -167,7 +168,7 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         result = self._within_budget(result)
         return CallToolResult(
             content=[TextContent(type="text", text=render_run(result))],
-            structured_content=result.model_dump(mode="json", exclude_defaults=True),
+            structured_content=result.wire(),
         )
 
     def _within_budget(self, result: RunResult) -> RunResult:
@@ -190,7 +191,7 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         result = self._discovery_within_budget(result)
         return CallToolResult(
             content=[TextContent(type="text", text=render_discovery(result))],
-            structured_content=result.model_dump(mode="json", exclude_defaults=True),
+            structured_content=result.wire(),
         )
 
     def _discovery_within_budget(self, result: DiscoveryResult) -> DiscoveryResult:
@@ -205,9 +206,8 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             return result.model_copy(update={"tests": result.tests[:count], "omitted_tests": omitted})
 
         def size(count: int) -> int:
-            # The JSON of the result without tests (which leaves the empty list out), plus the list:
-            # `,"tests":[]`, each kept test and a comma between two.
-            items = prefix[count] + max(count - 1, 0) + (len(',"tests":[]') if count else 0)
+            # The JSON of the result with an empty `tests` list, plus each kept test and a comma between two.
+            items = prefix[count] + max(count - 1, 0)
             return empty + items + len(render_discovery(keeping(count)).encode())
 
         empty = _json_bytes(keeping(0))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import typing
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -29,14 +30,13 @@ from mcp_types import (
     RequestId,
     Tool,
 )
+from pydantic import BaseModel
 
 from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.ports.progress import ProgressSink
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from pytest_mcp.domain.check_environment import CheckEnvironment
     from pytest_mcp.domain.discover_tests import DiscoverTests
     from pytest_mcp.domain.execute_tests import ExecuteTests
@@ -155,7 +155,13 @@ def _argument_keys(arguments: Mapping[str, Any] | None) -> list[str]:
 
 
 def generated_schemas() -> dict[str, dict[str, Any]]:
-    """Each tool's input schema (before the policy's limits) and output schema, from its models."""
+    """Each tool's input schema (before the policy's limits) and output schema, from its models.
+
+    Written for every client, not only ours: every `$ref` is inlined (TypeScript SDK 1.22.0
+    drops `$defs`, then cannot list the tools at all), only JSON Schema's own formats are kept
+    (pydantic's `"format": "path"` makes the TypeScript SDK warn, or skip validating), and the
+    fields an answer always carries are `required`.
+    """
     from pytest_mcp.domain.models import DiscoveryResult, EnvironmentResult, RunResult  # not needed to serve
 
     results: dict[str, type[BaseModel]] = {
@@ -165,10 +171,70 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
     }
     schemas: dict[str, dict[str, Any]] = {}
     for name, request_type in TOOL_REQUESTS.items():
-        output = results[name].model_json_schema()
+        output = _portable(_requiring_always_present(results[name]))
         output.pop("title", None)
-        schemas[name] = {"input": request_type.base_schema(), "output": output}
+        schemas[name] = {"input": _portable(request_type.base_schema()), "output": output}
     return schemas
+
+
+# JSON Schema's own formats (draft 2020-12); a validator may reject or warn on any other.
+_STANDARD_FORMATS = frozenset(
+    {
+        *("date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname"),
+        *("ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template"),
+        *("json-pointer", "relative-json-pointer", "regex"),
+    }
+)
+
+
+def _requiring_always_present(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's schema, with each model's `always_present` fields added to its `required`."""
+    schema = model.model_json_schema()
+    models = {model.__name__: model}
+    pending = list(models.values())
+    while pending:  # every model the schema mentions, by the name pydantic gives its definition
+        for field in pending.pop().model_fields.values():
+            for candidate in _models_in(field.annotation):
+                if candidate.__name__ not in models:
+                    models[candidate.__name__] = candidate
+                    pending.append(candidate)
+    for name, candidate in models.items():
+        definition = schema if candidate is model else schema.get("$defs", {}).get(name)
+        always = sorted(getattr(candidate, "always_present", ()))
+        if definition is not None and always:
+            definition["required"] = [
+                *definition.get("required", []),
+                *(f for f in always if f not in definition.get("required", [])),
+            ]
+    return schema
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for argument in typing.get_args(annotation) for model in _models_in(argument)]
+
+
+def _portable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every `$ref` replaced by its definition, and only JSON Schema's own formats."""
+    definitions = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                name = node["$ref"].removeprefix("#/$defs/")
+                return resolve({**definitions[name], **{k: v for k, v in node.items() if k != "$ref"}})
+            return {
+                key: resolve(value)
+                for key, value in node.items()
+                if key != "$defs" and not (key == "format" and value not in _STANDARD_FORMATS)
+            }
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
 
 
 def shipped_schemas() -> dict[str, dict[str, Any]]:
