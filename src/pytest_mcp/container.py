@@ -149,7 +149,7 @@ def _http_limits(
 def _http_options(
     host: str,
     port: int,
-    path: str,
+    path: str | None,
     stateless: bool,
     allowed_hosts: tuple[str, ...],
     auth_token: str | None,

@@ -110,7 +110,12 @@ class Settings(BaseModel):
         json_schema_extra=flag("HOST"),
     )
     port: int = Field(8000, ge=1, le=65535, description="Port of the HTTP transports.", json_schema_extra=flag("PORT"))
-    path: str = Field("/mcp", description="Endpoint path of the HTTP transports.", json_schema_extra=flag("PATH"))
+    path: str | None = Field(
+        None,
+        description="Endpoint path of the HTTP transports (default: /mcp for http; for sse, the stream at /sse and "
+        "messages POSTed to /messages/, as the SDKs expect; a given sse path takes its messages at PATH/messages/).",
+        json_schema_extra=flag("PATH"),
+    )
     stateless: bool = Field(
         False, description="Streamable HTTP without per-session state, for N instances behind a load balancer."
     )
@@ -181,7 +186,9 @@ class Settings(BaseModel):
 
     @field_validator("path")
     @classmethod
-    def _path_is_an_endpoint(cls, value: str) -> str:
+    def _path_is_an_endpoint(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if not value.startswith("/") or any(ch.isspace() for ch in value):
             raise ValueError(f"{value!r} must start with '/' and contain no spaces")
         if value.rstrip("/") == "/healthz":

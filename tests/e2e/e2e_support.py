@@ -283,10 +283,11 @@ def http_server(
     """The console script serving HTTP on a free port; `open_files` caps its descriptors (RLIMIT_NOFILE)."""
     port = free_port()
     stderr = tmp_path / f"http-server-{port}.log"
-    path = "/sse" if "sse" in args else "/mcp"
+    given = args[args.index("--path") + 1] if "--path" in args else None
+    path = given or ("/sse" if "sse" in args else "/mcp")  # the server's own defaults otherwise
     with stderr.open("w") as errlog:
         process = subprocess.Popen(
-            [console_script(), "--root", str(root), "--port", str(port), "--path", path, *args],
+            [console_script(), "--root", str(root), "--port", str(port), *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errlog,

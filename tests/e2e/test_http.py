@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 from pathlib import Path
@@ -163,6 +164,29 @@ def test_an_empty_or_short_token_never_serves_unauthenticated(tmp_path: Path, tr
     assert completed.returncode == 2
     assert "auth_token: PYTEST_MCP_AUTH_TOKEN" in completed.stderr
     assert "the minimum is 32" in completed.stderr or "is set but empty" in completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "stream", "messages"),
+    [((), "/sse", "/messages/"), (("--path", "/pytest/sse"), "/pytest/sse", "/pytest/sse/messages/")],
+    ids=["default", "given-path"],
+)
+def test_sse_serves_where_clients_look_for_it(
+    tmp_path: Path, args: tuple[str, ...], stream: str, messages: str
+) -> None:
+    """Every client configured for GET /sse got a 404: --transport sse served at /mcp."""
+    root = write_project(tmp_path / "proj", PROJECT)
+    with http_server(root, tmp_path, "--transport", "sse", *args) as server:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        connection.request("GET", stream)
+        response = connection.getresponse()
+        first_event = b""
+        while b"session_id=" not in first_event:
+            first_event += response.read1(1000)
+        connection.close()
+
+    assert response.status == 200
+    assert first_event.decode().startswith(f"event: endpoint\r\ndata: {messages}?session_id=")
 
 
 async def test_healthz_answers_without_auth_and_says_only_the_version(tmp_path: Path) -> None:

@@ -183,6 +183,41 @@ async def test_a_signal_mid_run_stops_the_server_and_every_process_it_started(
                 process.wait()
 
 
+async def test_after_the_client_closes_stdin_nothing_more_is_written_and_the_run_is_stopped(
+    tmp_path: Path, marker: str
+) -> None:
+    """The Python SDK 1.x raised BrokenResourceError when the server answered after stdin closed."""
+    root = write_sleeper_project(tmp_path / "proj", marker)
+    with (tmp_path / "server-stderr-raw.log").open("w") as errlog:
+        process = subprocess.Popen(
+            [console_script(), "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            text=True,
+            env=clean_env({MARKER_ENV: marker}),
+        )
+        try:
+            assert process.stdin
+            assert process.stdout
+            assert "result" in _initialize(process)
+            call = {"name": "execute_tests", "arguments": {"node_ids": [sleeper_file(marker)]}}
+            _send(process.stdin, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+            with anyio.fail_after(STARTED_WITHIN + 1):
+                await wait_until_running(marker)
+
+            process.stdin.close()
+            rest = process.stdout.read()  # until the server closes stdout, which it does on exit
+
+            assert rest == "", f"the server wrote after stdin closed: {rest!r}"
+            assert process.wait(timeout=10) == 0
+            await assert_all_gone(marker)
+        finally:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait()
+
+
 async def test_stdout_carries_only_protocol_and_logs_go_to_stderr(tmp_path: Path, marker: str) -> None:
     root = write_sleeper_project(tmp_path / "proj", marker)
     stderr_path = tmp_path / "server-stderr-raw.log"

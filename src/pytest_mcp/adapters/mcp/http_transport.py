@@ -36,6 +36,7 @@ from pytest_mcp.settings import exposure_problem, token_problem
 _log = structlog.get_logger("pytest_mcp.transport")
 
 HEALTH_PATH = "/healthz"
+DEFAULT_PATHS = {"http": "/mcp", "sse": "/sse"}
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 GRACEFUL_SHUTDOWN_SECONDS = 2
 BACKLOG = 64
@@ -51,7 +52,7 @@ SESSION_SLACK = 16
 class HttpOptions:
     host: str = "127.0.0.1"
     port: int = 8000
-    path: str = "/mcp"
+    path: str | None = None  # the transport's own default: /mcp, or /sse and /messages/
     stateless: bool = False
     allowed_hosts: tuple[str, ...] = ()
     auth_token: str | None = field(default=None, repr=False)
@@ -142,7 +143,7 @@ def _security(options: HttpOptions) -> Any:
 
 def streamable_http_app(server: Server[Any], options: HttpOptions, sessions: SessionTable) -> ASGIApp:
     app = server.streamable_http_app(
-        streamable_http_path=options.path,
+        streamable_http_path=options.path or DEFAULT_PATHS["http"],
         stateless_http=options.stateless,
         transport_security=_security(options),
         host=options.host,
@@ -164,7 +165,9 @@ def sse_app(server: Server[Any], options: HttpOptions, sessions: SessionTable) -
     from starlette.responses import Response
     from starlette.routing import Mount, Route
 
-    messages_path = options.path.rstrip("/") + "/messages/"
+    # Without a path, where the SDKs and client configurations look: GET /sse, POST /messages/.
+    stream_path = options.path or DEFAULT_PATHS["sse"]
+    messages_path = options.path.rstrip("/") + "/messages/" if options.path else "/messages/"
     sse = SseServerTransport(messages_path, security_settings=_security(options))
     streams = SseSessions(sessions)
 
@@ -178,7 +181,7 @@ def sse_app(server: Server[Any], options: HttpOptions, sessions: SessionTable) -
 
     return Starlette(
         routes=[
-            Route(options.path, connect, methods=["GET"]),
+            Route(stream_path, connect, methods=["GET"]),
             Mount(messages_path, app=streams.messages(sse.handle_post_message)),
             _health_route(options.version),
         ]
@@ -216,7 +219,7 @@ class HttpTransport:
 
                 return nullcontext()
 
-        limits = self._options.limits
+        options, limits = self._options, self._options.limits
         # Every connection holds a descriptor; running out makes asyncio's accept loop log an
         # error for each attempt (about 18,000 lines a second were seen), and /healthz stops.
         open_files = raise_open_file_limit()
@@ -250,7 +253,7 @@ class HttpTransport:
             _log.info(
                 "serving",
                 transport=self._kind,
-                url=f"http://{self._options.host}:{self._options.port}{self._options.path}",
+                url=f"http://{options.host}:{options.port}{options.path or DEFAULT_PATHS[self._kind]}",
                 stateless=self._options.stateless,
                 auth=self._options.auth_token is not None,
                 max_connections=max_connections,

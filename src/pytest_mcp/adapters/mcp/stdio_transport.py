@@ -10,7 +10,7 @@ import re
 import selectors
 import stat
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,12 +102,21 @@ def _line(parts: list[bytes], last: bytes, size: int) -> _Line:
 
 
 class _WireWriter:
-    """Writes each message as one line; a message that cannot be encoded never stops the server."""
+    """Writes each message as one line; a message that cannot be encoded never stops the server.
+
+    Once the client has closed stdin, nothing more is written: closing stdin is how a stdio
+    client ends the session, and what the SDK would still say then (a "Connection closed" error
+    for each call in flight) reaches a client that has stopped listening, which some clients
+    (the Python SDK 1.x) report as an error of their own.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._pollable = _pollable(fd)
-        self._gone = False  # the client closed its end: what is left to write is dropped
+        self._gone = False  # the client closed stdin, or its end of stdout: what is left is dropped
+
+    def client_left(self) -> None:
+        self._gone = True
 
     async def write(self, message: mcp_types.JSONRPCMessage) -> None:
         if self._gone:
@@ -301,8 +310,12 @@ async def _read_messages(
     reader: _WireReader,
     to_server: ObjectSendStream[SessionMessage | Exception],
     replies: ObjectSendStream[SessionMessage],
+    at_end: Callable[[], None],
 ) -> None:
-    """Forward each parsed message to the server; answer every line that is not one."""
+    """Forward each parsed message to the server; answer every line that is not one.
+
+    At the end of stdin, `at_end` runs before the server hears of it.
+    """
     async with to_server, replies:
         async for line in reader:
             if line.too_long:
@@ -325,6 +338,7 @@ async def _read_messages(
                     reply = _error(None, INVALID_REQUEST, "Invalid request: its id is neither a string nor an integer")
             _log.warning("unparseable_message", code=reply.error.code, reason=reply.error.message[:200])
             await replies.send(SessionMessage(reply))
+        at_end()
 
 
 async def _write_messages(outgoing: ObjectReceiveStream[SessionMessage], writer: _WireWriter) -> None:
@@ -385,13 +399,15 @@ class StdioTransport:
             serving, reading = anyio.CancelScope(), anyio.CancelScope()
             written = anyio.Event()
 
+            writer = _WireWriter(wire_out)
+
             async def read() -> None:
                 with reading:
-                    await _read_messages(_WireReader(wire_in), to_server_send, from_server.clone())
+                    await _read_messages(_WireReader(wire_in), to_server_send, from_server.clone(), writer.client_left)
 
             async def write() -> None:
                 try:
-                    await _write_messages(outgoing, _WireWriter(wire_out))
+                    await _write_messages(outgoing, writer)
                 finally:
                     written.set()
 
