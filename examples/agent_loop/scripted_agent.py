@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp import Client, MCPError
+from mcp import Client
+from mcp_types import CallToolResult
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,11 @@ async def fix_failing_tests(client: Client, fix: Fix, *, timeout: int = 60) -> T
     """Discover, run, fix each failure, and re-run only what failed."""
     transcript = Transcript()
 
-    # 1. Discover the tests; collection errors are part of the answer, not an exception.
-    #    Answers leave out fields at their default (an empty list, a zero count): read with defaults.
+    # 1. Discover the tests; collection errors are part of the answer, not an error.
+    #    tests, collection_errors and every count are always there, zeros and empty lists included.
     discovery = await _structured(client, "discover_tests", {})
-    transcript.discovered = [test["node_id"] for test in discovery.get("tests", [])]
-    if discovery.get("collection_errors"):
+    transcript.discovered = [test["node_id"] for test in discovery["tests"]]
+    if discovery["collection_errors"]:
         error = discovery["collection_errors"][0]
         transcript.gave_up = f"cannot collect {error['node_id']}: {error['message']}"
         return transcript
@@ -59,7 +60,7 @@ async def fix_failing_tests(client: Client, fix: Fix, *, timeout: int = 60) -> T
     # 3. Read the failures: node id, message and location are all the agent needs here.
     transcript.failures = [
         Failure(test["node_id"], test.get("message") or "", test.get("location"))
-        for test in run.get("tests", [])
+        for test in run["tests"]
         if test["outcome"] in ("failed", "error")
     ]
     transcript.exit_code = run["exit_code"]
@@ -81,18 +82,23 @@ async def _run(
     client: Client, arguments: dict[str, Any], timeout: int, transcript: Transcript
 ) -> dict[str, Any] | None:
     for attempt in (timeout, timeout * 2):
-        try:
-            return await _structured(client, "execute_tests", {**arguments, "timeout": attempt})
-        except MCPError as exc:
-            # -32000 carries the reason in its data; anything but a timeout is not worth retrying.
-            reason = (exc.error.data or {}).get("reason")
-            transcript.gave_up = exc.message
-            if reason != "timeout":
-                return None
+        result = await client.call_tool("execute_tests", {**arguments, "timeout": attempt})
+        if not result.is_error:
+            return _structured_of(result, "execute_tests")
+        # An error result: its text is what a model reads; _meta["pytest-mcp/error"] classifies it
+        # for programs. Anything but a timeout is not worth retrying.
+        error = (result.meta or {})["pytest-mcp/error"]
+        transcript.gave_up = error["message"]
+        if error["reason"] != "timeout":
+            return None
     return None
 
 
 async def _structured(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
+    return _structured_of(await client.call_tool(tool, arguments), tool)
+
+
+def _structured_of(result: CallToolResult, tool: str) -> dict[str, Any]:
+    assert not result.is_error, f"{tool} answered an error: {result.content}"
     assert result.structured_content is not None, f"{tool} answered without structured content"
     return result.structured_content

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from pytest_mcp import __version__
+from pytest_mcp.adapters.mcp.tool_errors import ERROR_META_KEY
 from pytest_mcp.domain.errors import ExecutionFailed
 from pytest_mcp.settings import Settings, SettingsError
 
@@ -185,11 +186,11 @@ def _call(container: Container, tool: str, arguments: dict[str, Any]) -> int:
         async with Client(container.tool_server().server) as client:
             try:
                 result = await client.call_tool(tool, arguments)
-            except MCPError as exc:
-                print(f"error {exc.code}: {exc.message}", file=sys.stderr)
-                if exc.error.data is not None:
-                    print(json.dumps(exc.error.data, indent=2, ensure_ascii=False), file=sys.stderr)
-                return 1
+            except MCPError as exc:  # a protocol error, or any error with --error-mode jsonrpc
+                return _print_error(exc.code, exc.message, exc.error.data)
+        if result.is_error:
+            error = (result.meta or {}).get(ERROR_META_KEY, {})
+            return _print_error(error.get("code"), error.get("message"), error.get("data"))
         for block in result.content:
             print(getattr(block, "text", block))
         print("\n--- structuredContent ---")
@@ -200,6 +201,13 @@ def _call(container: Container, tool: str, arguments: dict[str, Any]) -> int:
         return anyio.run(call)
     finally:
         container.shutdown_resources()
+
+
+def _print_error(code: object, message: object, data: object) -> int:
+    print(f"error {code}: {message}", file=sys.stderr)
+    if data is not None:
+        print(json.dumps(data, indent=2, ensure_ascii=False), file=sys.stderr)
+    return 1
 
 
 def _record(container: Container, out: Path) -> int:

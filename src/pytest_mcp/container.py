@@ -10,6 +10,7 @@ from pydantic import SecretStr
 
 from pytest_mcp import __version__
 from pytest_mcp.adapters.mcp.stdio_transport import StdioTransport
+from pytest_mcp.adapters.mcp.tool_errors import ErrorResults, JsonRpcErrors
 from pytest_mcp.adapters.mcp.tool_server import McpToolServer
 from pytest_mcp.adapters.structlog_logging import configure_logging
 from pytest_mcp.domain.requests import RequestPolicy
@@ -237,6 +238,9 @@ class Container(containers.DeclarativeContainer):
         discover_tests=discover_tests.provider,
         check_environment=check_environment.provider,
         policy=policy,
+        errors=providers.Selector(
+            config.error_mode, result=providers.Singleton(ErrorResults), jsonrpc=providers.Singleton(JsonRpcErrors)
+        ),
         version=__version__,
     )
     http_limits = providers.Singleton(

@@ -96,6 +96,11 @@ class Settings(BaseModel):
     rlimit_cpu_seconds: int | None = Field(
         None, ge=1, description="CPU-time limit for pytest and its children.", json_schema_extra=flag("SECONDS")
     )
+    error_mode: Literal["result", "jsonrpc"] = Field(
+        "result",
+        description="How invalid arguments and runs without a trustworthy result are answered: result (an isError "
+        "result the model can read, MCP 2025-11-25) or jsonrpc (a JSON-RPC error, the contract before it).",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="The least that is logged.")
     log_format: Literal["console", "json"] = Field("console", description="How stderr log lines are written.")
     runner: Literal["subprocess", "fake"] = Field(

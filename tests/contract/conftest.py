@@ -10,15 +10,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from mcp import Client, MCPError
+from mcp import Client
 from mcp_types import CallToolResult
 
 from pytest_mcp.testing import FakeTestRunner, connect
-from tests.answers import complete
+from tests.answers import ToolErrorSeen, complete, tool_error
 from tests.contract.script import CONTRACT_ROOT, CONTRACT_SCRIPT
 
 # The real side asks pytest once per distinct call; its answers are deterministic.
-_REAL_ANSWERS: dict[str, CallToolResult | MCPError] = {}
+_REAL_ANSWERS: dict[str, CallToolResult] = {}
 
 
 @dataclass
@@ -34,14 +34,11 @@ class Side:
         """The fake runner, to script a failure; None on the real side, where the project does it."""
         return self.runner
 
-    async def _answer(self, tool: str, arguments: dict[str, Any]) -> CallToolResult | MCPError:
+    async def _answer(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         key = f"{tool} {json.dumps(arguments, sort_keys=True)}"
         if self.runner is None and key in _REAL_ANSWERS:
             return _REAL_ANSWERS[key]
-        try:
-            answer: CallToolResult | MCPError = await self.client.call_tool(tool, arguments)
-        except MCPError as exc:
-            answer = exc
+        answer = await self.client.call_tool(tool, arguments)
         if self.runner is None:
             _REAL_ANSWERS[key] = answer
         return answer
@@ -49,14 +46,13 @@ class Side:
     async def result(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The structured content of a successful call."""
         answer = await self._answer(tool, arguments)
-        assert not isinstance(answer, MCPError), f"{self.name}: expected a result, got error {answer.message}"
+        assert not answer.is_error, f"{self.name}: expected a result, got error {answer.content}"
         assert answer.structured_content is not None
         return complete(answer.structured_content) | {"_text": answer.content[0].text}  # type: ignore[union-attr]
 
-    async def error(self, tool: str, arguments: dict[str, Any]) -> MCPError:
-        answer = await self._answer(tool, arguments)
-        assert isinstance(answer, MCPError), f"{self.name}: expected an error, got {answer.structured_content}"
-        return answer
+    async def error(self, tool: str, arguments: dict[str, Any]) -> ToolErrorSeen:
+        """The tool error of a call that gave no result, as the model and a program read it."""
+        return tool_error(await self._answer(tool, arguments))
 
 
 def plain_pytest_environment(monkeypatch: pytest.MonkeyPatch) -> None:

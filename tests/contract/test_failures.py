@@ -30,7 +30,7 @@ async def test_a_collection_error_interrupts_the_run_and_names_the_module(side: 
 
     assert error.code == -32000
     assert error.message == f"pytest was interrupted: 1 error during collection\n- {module}: {exception}"
-    data = error.error.data
+    data = error.data
     assert set(data) == BASE_DATA | {"collection_errors"}
     assert (data["reason"], data["exit_code"]) == ("interrupted", 2)
     assert [(e["node_id"], e["message"]) for e in data["collection_errors"]] == [(module, exception)]
@@ -71,7 +71,7 @@ async def test_a_crash_names_the_signal_and_the_test_that_was_running(side: Side
     assert error.message == (
         "pytest was killed by SIGSEGV while running test_segfaults (test_crash.py:5); no results are available"
     )
-    data = error.error.data
+    data = error.data
     assert set(data) == BASE_DATA | {"signal"}
     assert (data["reason"], data["exit_code"], data["signal"]) == ("crashed", None, "SIGSEGV")
     assert data["stderr_tail"].startswith("Fatal Python error: Segmentation fault\n\nCurrent thread 0x")
@@ -92,7 +92,7 @@ async def test_a_timeout_names_the_limit_and_keeps_what_pytest_printed(side: Sid
         "pytest did not finish within 1s and was stopped with all its child processes while running "
         "test_hangs (test_hang.py:5); run fewer tests or pass a larger timeout"
     )
-    data = error.error.data
+    data = error.data
     assert set(data) == BASE_DATA
     assert (data["reason"], data["exit_code"]) == ("timeout", None)
     assert 1 <= data["duration"] < 10
@@ -110,7 +110,7 @@ async def test_an_internal_error_quotes_pytests_last_internalerror_line(side: Si
 
     assert error.code == -32000
     assert error.message == "pytest hit an internal error: RuntimeError: boom in a hook"
-    data = error.error.data
+    data = error.data
     assert set(data) == BASE_DATA
     assert (data["reason"], data["exit_code"], data["stderr_tail"]) == ("internal_error", 3, "")
     lines = [normalized(line) for line in data["stdout_tail"].rstrip().splitlines()]
@@ -127,7 +127,7 @@ async def test_a_missing_file_is_pytests_usage_error(side: Side, how: str) -> No
 
     assert error.code == -32000
     assert error.message == "pytest reported a usage error: ERROR: file or directory not found: tests/test_missing.py"
-    data = error.error.data
+    data = error.data
     assert set(data) == BASE_DATA
     assert (data["reason"], data["exit_code"]) == ("usage_error", 4)
     assert data["stderr_tail"] == "ERROR: file or directory not found: tests/test_missing.py\n\n"
@@ -143,7 +143,7 @@ async def test_an_unknown_test_in_a_known_file_is_not_found_with_its_absolute_pa
     assert error.message == (
         f"pytest reported a usage error: ERROR: not found: {CONTRACT_ROOT}/tests/test_selection.py::TestCart::test_nope"
     )
-    assert error.error.data["stderr_tail"] == (
+    assert error.data["stderr_tail"] == (
         f"ERROR: not found: {CONTRACT_ROOT}/tests/test_outcomes.py::test_nope\n"
         "(no match in any of [<Module test_outcomes.py>])\n\n"
         f"ERROR: not found: {CONTRACT_ROOT}/tests/test_selection.py::TestCart::test_nope\n"
@@ -181,6 +181,6 @@ async def test_a_malformed_expression_is_pytests_usage_error_with_its_column(
     error = await side.error("execute_tests", arguments)
 
     assert error.message == f"pytest reported a usage error: ERROR: {line}"
-    assert error.error.data["stderr_tail"] == f"ERROR: {line}\n\n"
-    assert terminal_lines(error.error.data["stdout_tail"], start="") == ["", "no tests ran in Ns"]
-    assert last_line(error.error.data["stdout_tail"]) == "no tests ran in Ns"
+    assert error.data["stderr_tail"] == f"ERROR: {line}\n\n"
+    assert terminal_lines(error.data["stdout_tail"], start="") == ["", "no tests ran in Ns"]
+    assert last_line(error.data["stdout_tail"]) == "no tests ran in Ns"

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import MCPError
 
+from tests.answers import call_error
 from tests.e2e.e2e_support import Server, clean_env, structured, text_of, write_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -77,8 +77,7 @@ async def test_an_interpreter_without_pytest_is_a_result_saying_where_to_install
 
     async with server(project, tmp_path, "--python", str(python)).client() as client:
         result = await client.call_tool("check_environment", {})
-        with pytest.raises(MCPError) as run_refused:
-            await client.call_tool("execute_tests", {})
+        run_refused = await call_error(client, "execute_tests", {})
 
     answer = structured(result)
     assert answer["ready"] is False
@@ -88,7 +87,9 @@ async def test_an_interpreter_without_pytest_is_a_result_saying_where_to_install
     assert f"install pytest into {tmp_path / 'bare'}" in problem
     assert f"`{python} -m pip install pytest`" in problem
     assert text_of(result).startswith("NOT READY: no pytest")
-    assert run_refused.value.code == -32000, "a run in the same environment is still an execution error"
+    assert (run_refused.code, run_refused.reason) == (-32000, "pytest_unavailable"), (
+        "a run in the same environment is still an execution error"
+    )
 
 
 async def test_without_a_project_environment_the_servers_own_interpreter_is_chosen(
@@ -104,11 +105,10 @@ async def test_without_a_project_environment_the_servers_own_interpreter_is_chos
 
 async def test_arguments_are_invalid_params(project: Path, tmp_path: Path) -> None:
     async with server(project, tmp_path).client() as client:
-        with pytest.raises(MCPError) as refused:
-            await client.call_tool("check_environment", {"python": "/usr/bin/python3"})
+        refused = await call_error(client, "check_environment", {"python": "/usr/bin/python3"})
 
-    assert refused.value.code == -32602
-    assert "python: unknown parameter; check_environment takes no parameters" in refused.value.message
+    assert refused.code == -32602
+    assert "python: unknown parameter; check_environment takes no parameters" in refused.message
 
 
 async def test_concurrent_calls_start_no_more_probes_than_the_run_limit(project: Path, tmp_path: Path) -> None:

@@ -10,10 +10,11 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, MCPError
+from mcp import Client
 
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
+from tests.answers import call_error
 from tests.e2e.e2e_support import (
     MARKER_ENV,
     processes_with,
@@ -130,13 +131,11 @@ async def test_a_call_that_gets_no_run_slot_in_time_is_told_the_server_is_busy(t
         pytest_processes_before = len(pytest_and_grandchild(marker)[0])
 
         started = time.monotonic()
-        with pytest.raises(MCPError) as caught:
-            await client.call_tool("execute_tests", {"node_ids": ["test_quick.py"], "timeout": 2})
+        error = await call_error(client, "execute_tests", {"node_ids": ["test_quick.py"], "timeout": 2})
         waited = time.monotonic() - started
 
-        error = caught.value
         assert error.code == -32000
-        assert error.error.data["reason"] == "busy"
+        assert error.data["reason"] == "busy"
         assert "the server is busy: 1 run is already in progress" in error.message
         assert 1.5 < waited < 6
         assert len(pytest_and_grandchild(marker)[0]) == pytest_processes_before

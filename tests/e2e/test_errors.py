@@ -1,4 +1,8 @@
-"""Errors reach the client as JSON-RPC errors with the documented codes and telling messages."""
+"""Errors reach the client with the documented codes and telling messages.
+
+Invalid arguments and runs without a trustworthy result are `isError` results (ADR 0011), or
+JSON-RPC errors with `--error-mode jsonrpc`; an unknown tool is always a JSON-RPC error.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 
+from tests.answers import call_error
 from tests.e2e.e2e_support import (
     MARKER_ENV,
     sleeper_file,
@@ -24,15 +29,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 INVALID_PARAMS = -32602
 EXECUTION_ERROR = -32000
-
-
-async def _expect_error(client: Client, tool: str, arguments: dict[str, Any]) -> MCPError:
-    with anyio.fail_after(30):
-        try:
-            result = await client.call_tool(tool, arguments)
-        except MCPError as exc:
-            return exc
-    raise AssertionError(f"{tool}({arguments}) succeeded instead of failing: {result}")
 
 
 async def _assert_still_serving(client: Client) -> None:
@@ -62,20 +58,21 @@ async def test_invalid_arguments_are_invalid_params_naming_the_field(
     root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
     server = start_server(root, tmp_path, "--max-timeout", "120", "--timeout", "60")
     async with server.client() as client:
-        error = await _expect_error(client, "execute_tests", arguments)
+        error = await call_error(client, "execute_tests", arguments)
     assert error.code == INVALID_PARAMS, error.message
     assert field in error.message, error.message
-    fields = [entry["field"] for entry in error.error.data["errors"]]
+    fields = [entry["field"] for entry in error.data["errors"]]
     assert any(field in name for name in fields), fields
 
 
-async def test_unknown_tool_is_invalid_params(tmp_path: Path) -> None:
+async def test_unknown_tool_is_a_json_rpc_invalid_params_error(tmp_path: Path) -> None:
     root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
     async with start_server(root, tmp_path).client() as client:
-        error = await _expect_error(client, "run_shell", {})
-    assert error.code == INVALID_PARAMS
-    assert "run_shell" in error.message
-    assert "execute_tests" in error.message
+        with anyio.fail_after(30), pytest.raises(MCPError) as caught:
+            await client.call_tool("run_shell", {})
+    assert caught.value.code == INVALID_PARAMS
+    assert "run_shell" in caught.value.message
+    assert "execute_tests" in caught.value.message
 
 
 async def test_collection_error_in_execute_tests_is_an_execution_error_naming_file_and_exception(
@@ -89,21 +86,21 @@ async def test_collection_error_in_execute_tests_is_an_execution_error_naming_fi
         },
     )
     async with start_server(root, tmp_path).client() as client:
-        error = await _expect_error(client, "execute_tests", {})
+        error = await call_error(client, "execute_tests", {})
     assert error.code == EXECUTION_ERROR
     assert "test_broken.py" in error.message
     assert "ModuleNotFoundError" in error.message
-    assert error.error.data["reason"] == "interrupted"
+    assert error.data["reason"] == "interrupted"
 
 
 async def test_node_id_for_a_missing_file_is_a_usage_error_saying_not_found(tmp_path: Path) -> None:
     root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
     async with start_server(root, tmp_path).client() as client:
-        error = await _expect_error(client, "execute_tests", {"node_ids": ["test_missing.py"]})
+        error = await call_error(client, "execute_tests", {"node_ids": ["test_missing.py"]})
     assert error.code == EXECUTION_ERROR
     assert "not found" in error.message
     assert "test_missing.py" in error.message
-    assert error.error.data["reason"] == "usage_error"
+    assert error.data["reason"] == "usage_error"
 
 
 async def test_pytest_internal_error_is_an_execution_error_with_the_cause(tmp_path: Path) -> None:
@@ -118,11 +115,11 @@ async def test_pytest_internal_error_is_an_execution_error_with_the_cause(tmp_pa
         },
     )
     async with start_server(root, tmp_path).client() as client:
-        error = await _expect_error(client, "execute_tests", {})
+        error = await call_error(client, "execute_tests", {})
     assert error.code == EXECUTION_ERROR
     assert "boom-internal" in error.message
-    assert error.error.data["reason"] == "internal_error"
-    assert error.error.data["exit_code"] == 3
+    assert error.data["reason"] == "internal_error"
+    assert error.data["exit_code"] == 3
 
 
 async def test_timeout_is_an_execution_error_and_the_session_keeps_serving(tmp_path: Path, marker: str) -> None:
@@ -130,12 +127,12 @@ async def test_timeout_is_an_execution_error_and_the_session_keeps_serving(tmp_p
     server = start_server(root, tmp_path, env={MARKER_ENV: marker})
     async with server.client() as client:
         started = anyio.current_time()
-        error = await _expect_error(client, "execute_tests", {"node_ids": [sleeper_file(marker)], "timeout": 2})
+        error = await call_error(client, "execute_tests", {"node_ids": [sleeper_file(marker)], "timeout": 2})
         elapsed = anyio.current_time() - started
         assert error.code == EXECUTION_ERROR
         assert "timeout" in error.message or "did not finish within 2s" in error.message, error.message
         assert "2s" in error.message
-        assert error.error.data["reason"] == "timeout"
+        assert error.data["reason"] == "timeout"
         assert 2 <= elapsed < 10, elapsed
         await _assert_still_serving(client)
 
@@ -156,10 +153,10 @@ async def test_segfault_is_an_execution_error_naming_sigsegv_and_the_session_kee
         },
     )
     async with start_server(root, tmp_path).client() as client:
-        error = await _expect_error(client, "execute_tests", {"node_ids": ["test_crash.py"]})
+        error = await call_error(client, "execute_tests", {"node_ids": ["test_crash.py"]})
         assert error.code == EXECUTION_ERROR
         assert "SIGSEGV" in error.message
-        assert error.error.data["reason"] == "crashed"
+        assert error.data["reason"] == "crashed"
         await _assert_still_serving(client)
 
 
@@ -172,7 +169,7 @@ async def test_interpreter_without_pytest_is_an_execution_error_naming_the_inter
 
     root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
     async with start_server(root, tmp_path, "--python", str(python)).client() as client:
-        error = await _expect_error(client, "execute_tests", {})
+        error = await call_error(client, "execute_tests", {})
     assert error.code == EXECUTION_ERROR
     assert str(python) in error.message, error.message
     assert "pytest" in error.message
@@ -187,10 +184,37 @@ async def test_node_ids_too_long_for_the_os_are_invalid_arguments_not_a_missing_
     node_ids = [f"test_quick.py::test_{index}_" + "x" * 1970 for index in range(500)]
 
     async with start_server(root, tmp_path, env=bulky).client() as client:
-        error = await _expect_error(client, "execute_tests", {"node_ids": node_ids})
+        error = await call_error(client, "execute_tests", {"node_ids": node_ids})
         await _assert_still_serving(client)
 
     assert error.code == INVALID_PARAMS
     assert error.message.startswith("invalid arguments for execute_tests: node_ids: with the rest of pytest's command")
     assert "the system passes at most" in error.message
     assert "install pytest" not in error.message
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "reason"),
+    [
+        pytest.param({"node_ids": ["--version"]}, INVALID_PARAMS, None, id="invalid arguments"),
+        pytest.param({"node_ids": ["test_missing.py"]}, EXECUTION_ERROR, "usage_error", id="usage error"),
+    ],
+)
+async def test_error_mode_jsonrpc_gives_the_same_code_message_and_data_as_a_json_rpc_error(
+    tmp_path: Path, arguments: dict[str, Any], code: int, reason: str | None
+) -> None:
+    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
+    async with start_server(root, tmp_path).client() as client:
+        as_result = await call_error(client, "execute_tests", arguments)
+    async with start_server(root, tmp_path, "--error-mode", "jsonrpc").client() as client:
+        with anyio.fail_after(30), pytest.raises(MCPError) as caught:
+            await client.call_tool("execute_tests", arguments)
+
+    assert as_result.code == caught.value.code == code
+    assert as_result.message == caught.value.message
+    assert as_result.data.get("reason") == reason
+
+    def timeless(data: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in data.items() if key != "duration"}
+
+    assert timeless(caught.value.error.data) == timeless(as_result.data)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import MCPError
 
 from pytest_mcp import __version__
+from tests.answers import call_error
 from tests.e2e.e2e_support import (
     MARKER_ENV,
     assert_all_gone,
@@ -63,14 +63,13 @@ async def test_results_over_http_are_exact(tmp_path: Path, transport_args: tuple
             tools = {tool.name for tool in (await client.list_tools()).tools}
             run = structured(await client.call_tool("execute_tests", {}))
             discovered = structured(await client.call_tool("discover_tests", {}))
-            with pytest.raises(MCPError) as invalid:
-                await client.call_tool("execute_tests", {"extra_args": ["-x"]})
+            invalid = await call_error(client, "execute_tests", {"extra_args": ["-x"]})
 
     assert tools == {"execute_tests", "discover_tests", "check_environment"}
     assert {k: run["summary"][k] for k in expected} == expected
     assert [t["node_id"] for t in run["tests"] if t["outcome"] == "failed"] == ["test_mixed.py::test_fails"]
     assert discovered["total"] == 3
-    assert invalid.value.code == -32602
+    assert invalid.code == -32602
 
 
 async def test_a_token_is_required_when_configured(tmp_path: Path) -> None:

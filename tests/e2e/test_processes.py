@@ -16,8 +16,8 @@ from typing import IO, Any
 
 import anyio
 import pytest
-from mcp import MCPError
 
+from tests.answers import call_error
 from tests.e2e.e2e_support import (
     MARKER_ENV,
     STARTED_WITHIN,
@@ -50,9 +50,8 @@ async def test_a_timeout_leaves_no_process_behind(tmp_path: Path, marker: str) -
 
         async with anyio.create_task_group() as group:
             group.start_soon(watch)
-            with pytest.raises(MCPError) as caught, anyio.fail_after(30):
-                await client.call_tool("execute_tests", {"node_ids": [sleeper_file(marker)], "timeout": 3})
-        assert caught.value.error.data["reason"] == "timeout"
+            timed_out = await call_error(client, "execute_tests", {"node_ids": [sleeper_file(marker)], "timeout": 3})
+        assert timed_out.reason == "timeout"
         assert seen_running, "the sleeping test never started, so the timeout proves nothing"
         await assert_all_gone(marker)
 
@@ -278,7 +277,15 @@ async def test_stdout_carries_only_protocol_and_logs_go_to_stderr(tmp_path: Path
     }
     assert by_id[3]["result"]["structuredContent"]["summary"]["passed"] == 1
     assert by_id[4]["result"]["structuredContent"]["total"] == 2
-    assert by_id[5]["error"]["code"] == -32602
+    # A tool error on the wire: isError, the message as the only content, the rest in _meta.
+    refused = by_id[5]["result"]
+    assert "structuredContent" not in refused
+    assert refused["isError"] is True
+    error = refused["_meta"]["pytest-mcp/error"]
+    assert (error["code"], error["reason"]) == (-32602, "invalid_arguments")
+    assert refused["content"] == [{"type": "text", "text": error["message"]}]
+    assert error["message"].startswith("invalid arguments for execute_tests: bogus: unknown parameter")
+    assert error["data"]["errors"][0]["field"] == "bogus"
 
     logs = stderr_path.read_text()
     assert "tool_call" in logs, "the server logged nothing to stderr"

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client, MCPError
+from mcp import Client
 
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
-from tests.answers import complete
+from tests.answers import call_error, complete
 from tests.integration.oracle import pytest_says
 
 pytestmark = pytest.mark.anyio
@@ -145,11 +145,10 @@ async def test_a_missing_plugin_is_invalid_params_naming_it(
     container = create_container(Settings(root=root, python=bare_python))
 
     async with Client(container.tool_server().server) as client:
-        with pytest.raises(MCPError) as caught:
-            await client.call_tool("execute_tests", arguments)
+        refused = await call_error(client, "execute_tests", arguments)
 
-    assert caught.value.code == -32602
-    assert caught.value.message.endswith(
+    assert refused.code == -32602
+    assert refused.message.endswith(
         f"{field}: needs {plugin}, which is not installed in the target environment; "
         "install it there or omit this field"
     )

@@ -14,6 +14,7 @@ from mcp import Client, MCPError
 from mcp.client.stdio import stdio_client
 
 import pytest_mcp
+from tests.answers import call_error, tool_error
 from tests.security.trapped_project import build_trapped_project, server_parameters
 
 pytestmark = pytest.mark.anyio
@@ -29,10 +30,9 @@ async def test_a_rejected_huge_argument_is_audited_once_without_its_raw_value(tm
 
     with log_path.open("w") as errlog:
         async with Client(stdio_client(parameters, errlog=errlog), mode="legacy") as client:  # type: ignore[arg-type]
-            with pytest.raises(MCPError) as caught:
-                await client.call_tool("execute_tests", {"keywords": huge, "Y" * 100_000: 1})
+            refused = await call_error(client, "execute_tests", {"keywords": huge, "Y" * 100_000: 1})
 
-    assert caught.value.code == -32602
+    assert refused.code == -32602
     log = log_path.read_text()
     events = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     rejections = [event for event in events if event.get("event") == "tool_call"]
@@ -60,17 +60,17 @@ async def test_two_hundred_thousand_unknown_keys_give_a_bounded_answer_and_log_l
 
     with log_path.open("w") as errlog:
         async with Client(stdio_client(parameters, errlog=errlog), mode="legacy") as client:  # type: ignore[arg-type]
-            with pytest.raises(MCPError) as caught:
-                await client.call_tool("execute_tests", arguments)
+            answer = await client.call_tool("execute_tests", arguments)
             with pytest.raises(MCPError) as unknown_tool:
                 await client.call_tool("t" * 100_000, {})
 
-    error = caught.value
+    error = tool_error(answer)
     assert error.code == -32602
+    assert len(answer.model_dump_json(by_alias=True)) < 16_000, "the whole answer, text and _meta, is bounded"
     assert len(error.message) < 5000
     assert error.message.endswith("; and 199,980 more problems")
-    assert len(error.error.data["errors"]) == 20
-    assert error.error.data["omitted"] == 199_980
+    assert len(error.data["errors"]) == 20
+    assert error.data["omitted"] == 199_980
     assert len(unknown_tool.value.message) < 500
     log = log_path.read_text()
     assert max(len(line) for line in log.splitlines()) < 10_000
@@ -111,10 +111,9 @@ async def test_execution_errors_leak_no_server_paths_or_environment(tmp_path: Pa
         async with Client(parameters, mode="legacy") as client:
             cases = LEAK_CASES if python == sys.executable else LEAK_CASES[:1]
             for _, arguments in cases:
-                with pytest.raises(MCPError) as caught:
-                    await client.call_tool("execute_tests", arguments)
-                assert caught.value.code == -32000
-                answers.append(caught.value.message + json.dumps(caught.value.error.data))
+                answer = await client.call_tool("execute_tests", arguments)
+                assert tool_error(answer).code == -32000
+                answers.append(answer.model_dump_json(by_alias=True))
 
     assert len(answers) == len(LEAK_CASES) + 1
     for answer in answers:

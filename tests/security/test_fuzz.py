@@ -23,6 +23,7 @@ from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.container import create_container
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest
 from pytest_mcp.settings import Settings
+from tests.answers import tool_error
 from tests.security.trapped_project import build_trapped_project, server_parameters
 
 EXAMPLES = int(os.environ.get("PYTEST_MCP_FUZZ_EXAMPLES", "1500"))
@@ -65,12 +66,16 @@ escapes = response_files | symlink_then_dotdot
 def outcome_of(portal: BlockingPortal, client: Client, tool: str, args: dict[str, Any]) -> str:
     try:
         result = portal.call(client.call_tool, tool, args)
-    except MCPError as error:
+    except MCPError as error:  # a protocol error: an unknown tool
         code, message = error.code, error.message
     else:
-        assert result.structured_content is not None
-        assert "exit_code" in result.structured_content or "ready" in result.structured_content
-        return "result"
+        if result.is_error:
+            refused = tool_error(result)
+            code, message = refused.code, refused.message
+        else:
+            assert result.structured_content is not None
+            assert "exit_code" in result.structured_content or "ready" in result.structured_content
+            return "result"
     assert code in (-32602, -32000), f"{tool}({args!r}) answered {code}: {message}"
     return str(code)
 
@@ -100,10 +105,9 @@ def refuse_escapes(portal: BlockingPortal, client: Client, examples: int) -> int
             if as_path
             else ("execute_tests", "node_ids", {"node_ids": [*before, escape]})
         )
-        with pytest.raises(MCPError) as caught:
-            portal.call(client.call_tool, tool, args)
-        assert caught.value.code == -32602, f"{tool}({args!r}): {caught.value.message}"
-        assert [error["field"] for error in caught.value.error.data["errors"]] == [field]
+        refused = tool_error(portal.call(client.call_tool, tool, args))
+        assert refused.code == -32602, f"{tool}({args!r}): {refused.message}"
+        assert [error["field"] for error in refused.data["errors"]] == [field]
         tried += 1
 
     one_call()

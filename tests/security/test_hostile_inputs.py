@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError
 
+from tests.answers import ToolErrorSeen, call_error
 from tests.security.trapped_project import TrappedProject
 
 pytestmark = pytest.mark.anyio
@@ -148,13 +149,16 @@ async def test_hostile_input_is_refused_before_anything_runs(
 ) -> None:
     trapped.reset()
 
-    with pytest.raises(MCPError) as caught:
-        await session.call_tool(tool, arguments)
+    if field == "name":  # an unknown tool: a protocol error, not a tool's
+        with pytest.raises(MCPError) as caught:
+            await session.call_tool(tool, arguments)
+        error = ToolErrorSeen(caught.value.code, "unknown_tool", caught.value.message, caught.value.error.data)
+    else:
+        error = await call_error(session, tool, arguments)
 
-    error = caught.value
     assert error.code == -32602
     assert re.search(rf"(^|[ ;]){re.escape(field)}(\[\d+\])?:", error.message), error.message
-    assert field in [entry["field"].split("[")[0] for entry in error.error.data["errors"]]
+    assert field in [entry["field"].split("[")[0] for entry in error.data["errors"]]
     assert len(error.message) < 4000
     assert trapped.tripped() == [], "a canary fired or a process was spawned"
 

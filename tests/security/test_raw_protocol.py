@@ -158,6 +158,10 @@ MALFORMED: list[tuple[str, bytes, int, Any, str]] = [
 ]
 
 
+# JSON that Python's parser reads (NaN, and 1e400 as infinity) but the tool's schema refuses.
+ARGUMENT_ERRORS = {case[1] for case in MALFORMED if case[0] in ("timeout-nan", "timeout-overflow")}
+
+
 def test_the_malformed_table_has_unique_cases() -> None:
     names = [case[0] for case in MALFORMED]
     assert len(set(names)) == len(names) >= 20
@@ -174,9 +178,17 @@ def test_a_malformed_line_is_answered_and_the_server_keeps_serving(
     server.send(line)
     answer = server.reply()
 
-    assert answer["error"]["code"] == code, answer
+    # A well-formed call with an argument its schema refuses is a tool error (ADR 0011): an
+    # isError result; everything else here is a protocol error.
+    if "result" in answer:
+        assert answer["result"]["isError"] is True, answer
+        error = answer["result"]["_meta"]["pytest-mcp/error"]
+        assert answer["result"]["content"] == [{"type": "text", "text": error["message"]}]
+    else:
+        error = answer["error"]
+    assert (error["code"], "result" in answer) == (code, line in ARGUMENT_ERRORS), answer
     assert answer["id"] == request_id
-    assert words in answer["error"]["message"]
+    assert words in error["message"]
     assert len(json.dumps(answer)) < 4000
     assert server.still_serving()
     assert trapped.tripped() == [], "a malformed line started something"

@@ -81,7 +81,8 @@ def leaky_project(base: Path) -> Path:
 def answer_text(outcome: Any) -> str:
     if isinstance(outcome, MCPError):
         return outcome.message + json.dumps(outcome.error.data)
-    return json.dumps(outcome.structured_content) + "".join(getattr(b, "text", "") for b in outcome.content)
+    text: str = outcome.model_dump_json(by_alias=True)  # content, structuredContent and _meta
+    return text
 
 
 async def read_back(client: Client, cases: list[tuple[str, str, dict[str, Any]]]) -> dict[str, str]:

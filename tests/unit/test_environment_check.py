@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import structlog
-from mcp import Client, MCPError
+from mcp import Client
 
 from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
 from pytest_mcp.adapters.mcp.environment_presenter import McpEnvironmentPresenter
@@ -26,6 +26,7 @@ from pytest_mcp.domain.models import (
 )
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, RequestPolicy
 from pytest_mcp.settings import Settings
+from tests.answers import call_error
 from tests.unit.support import KeepResult
 
 pytestmark = pytest.mark.anyio
@@ -303,8 +304,7 @@ async def test_a_scripted_environment_without_pytest_reaches_the_agent_as_data(
 
 
 async def test_arguments_are_refused_as_invalid_params(client: Client) -> None:
-    with pytest.raises(MCPError) as refused:
-        await client.call_tool("check_environment", {"install": "pytest"})
+    refused = await call_error(client, "check_environment", {"install": "pytest"})
 
-    assert refused.value.code == -32602
-    assert "install: unknown parameter; check_environment takes no parameters" in refused.value.message
+    assert refused.code == -32602
+    assert "install: unknown parameter; check_environment takes no parameters" in refused.message

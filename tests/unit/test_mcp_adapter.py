@@ -13,6 +13,7 @@ from mcp import Client, MCPError
 from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.container import Container, create_container
 from pytest_mcp.settings import Settings
+from tests.answers import call_error
 
 pytestmark = pytest.mark.anyio
 
@@ -31,6 +32,7 @@ async def client(request: Any, container: Container) -> AsyncIterator[Client]:
 
 
 async def error_of(client: Client, tool: str, arguments: dict[str, Any]) -> MCPError:
+    """A JSON-RPC error: a protocol error or a bug in either mode, every error with --error-mode jsonrpc."""
     with pytest.raises(MCPError) as caught:
         await client.call_tool(tool, arguments)
     return caught.value
@@ -68,31 +70,31 @@ async def test_a_run_with_failures_is_a_structured_success(client: Client) -> No
     assert "FAILED tests/test_math.py::test_div" in text
 
 
-async def test_unknown_parameters_are_a_protocol_error_naming_them(client: Client) -> None:
-    error = await error_of(client, "execute_tests", {"extra_args": ["-p", "evil"]})
+async def test_unknown_parameters_are_an_error_result_naming_them(client: Client) -> None:
+    error = await call_error(client, "execute_tests", {"extra_args": ["-p", "evil"]})
 
     assert error.code == -32602
     assert "extra_args: unknown parameter" in error.message
-    assert error.error.data == {"errors": [{"field": "extra_args", "reason": error.error.data["errors"][0]["reason"]}]}
+    assert error.data == {"errors": [{"field": "extra_args", "reason": error.data["errors"][0]["reason"]}]}
 
 
-async def test_an_unknown_tool_is_invalid_params(client: Client) -> None:
+async def test_an_unknown_tool_is_a_json_rpc_invalid_params_error(client: Client) -> None:
     error = await error_of(client, "run_shell", {})
 
     assert error.code == -32602
     assert "unknown tool 'run_shell'" in error.message
 
 
-async def test_execution_failures_are_server_errors_with_structured_data(
+async def test_execution_failures_are_error_results_with_structured_data(
     client: Client, runner: FakeTestRunner
 ) -> None:
     runner.fail_with("collection_error")
 
-    error = await error_of(client, "execute_tests", {})
+    error = await call_error(client, "execute_tests", {})
 
-    assert error.code == -32000
+    assert (error.code, error.reason) == (-32000, "interrupted")
     assert "tests/test_broken.py: ModuleNotFoundError" in error.message
-    data = error.error.data
+    data = error.data
     assert data["reason"] == "interrupted"
     assert data["exit_code"] == 2
     assert data["collection_errors"][0]["node_id"] == "tests/test_broken.py"

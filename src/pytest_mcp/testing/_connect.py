@@ -24,6 +24,7 @@ async def connect(
     *,
     timeout: int | None = None,
     max_timeout: int | None = None,
+    error_mode: Literal["result", "jsonrpc"] | None = None,
 ) -> AsyncIterator[Client]:
     """Yield an `mcp.Client` connected, in this process, to a pytest-mcp server.
 
@@ -32,8 +33,10 @@ async def connect(
     `runner`, the container's fake runner is selected and replaced by it; without one, the
     real subprocess runner runs the suite under `root` with `python` (an integration test).
     `mode` is the SDK client mode: `"legacy"` (initialize handshake) or `"auto"`.
-    `timeout` and `max_timeout` are the server's settings (`--timeout`, `--max-timeout`);
-    settings not given here come from `PYTEST_MCP_*` variables or the defaults, as usual.
+    `timeout`, `max_timeout` and `error_mode` are the server's settings (`--timeout`,
+    `--max-timeout`, `--error-mode`): by default invalid arguments and failed runs come back as
+    `isError` results, as they reach a production client; settings not given here come
+    from `PYTEST_MCP_*` variables or the defaults, as usual.
     """
     options: dict[str, Any] = {"root": Path(root), "runner": "subprocess" if runner is None else "fake"}
     if python is not None:
@@ -42,6 +45,8 @@ async def connect(
         options["timeout"] = timeout
     if max_timeout is not None:
         options["max_timeout"] = max_timeout
+    if error_mode is not None:
+        options["error_mode"] = error_mode
     container = create_container(Settings(**options))
     if runner is not None:
         container.fake_runner.override(runner)

@@ -32,6 +32,7 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
+from pytest_mcp.adapters.mcp.tool_errors import ToolError, ToolErrors
 from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.ports.progress import ProgressSink
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from pytest_mcp.domain.discover_tests import DiscoverTests
     from pytest_mcp.domain.execute_tests import ExecuteTests
 
-EXECUTION_ERROR = -32000
-"""JSON-RPC server-defined error: pytest ran (or tried to) but gave no trustworthy result."""
 CLIENT = "pytest_mcp.client"
 """ASGI scope key under which HTTP transports put the request's ClientPresence."""
 
@@ -253,10 +252,11 @@ def shipped_schemas() -> dict[str, dict[str, Any]]:
 class McpToolServer:
     """Owns the low-level MCP `Server` and the mapping from tool calls to use cases.
 
-    Error contract: bad arguments and unknown tools are -32602 naming the field and the
-    reason; pytest endings without a result are -32000 whose message carries the essentials
-    and whose data carries the structure; our own bugs are -32603 with a correlation id
-    (the traceback goes to the log only).
+    Error contract (ADR 0011): bad arguments (-32602, naming each field and the reason) and
+    pytest endings without a result (-32000, the message carrying the essentials and the data
+    the structure) are answered by `errors`: an isError result, or with `--error-mode jsonrpc`
+    a JSON-RPC error. An unknown tool or a malformed request is always a JSON-RPC -32602, and
+    our own bugs are always -32603 with a correlation id (the traceback goes to the log only).
 
     Each use case is built by its provider when a call first needs it, not with the server: listing
     the tools needs only the request models and tool_schemas.json, so start-up imports no use
@@ -269,9 +269,11 @@ class McpToolServer:
         discover_tests: Callable[[], DiscoverTests[CallToolResult]],
         check_environment: Callable[[], CheckEnvironment[CallToolResult]],
         policy: RequestPolicy,
+        errors: ToolErrors,
         version: str,
     ) -> None:
         self._policy = policy
+        self._errors = errors
         self._in_flight: set[anyio.CancelScope] = set()
         self._all_stopped = anyio.Event()  # set when the last call in flight ends
         self._tools = {
@@ -342,11 +344,7 @@ class McpToolServer:
             if not self._in_flight:
                 self._all_stopped.set()
         why = "its client disconnected" if client is not None and client.left else "the server is stopping"
-        raise MCPError(
-            code=EXECUTION_ERROR,
-            message=f"the call was stopped because {why}; its pytest processes were stopped with it",
-            data={"reason": "cancelled"},
-        )
+        return self._errors.answer(ToolError.stopped(why))
 
     async def stop_calls(self, within: float) -> int:
         """Cancel every call in flight, and wait up to `within` seconds for them to end; how many there were.
@@ -390,17 +388,12 @@ class McpToolServer:
             else:
                 result = await use_case.execute(request)
         except InvalidArguments as exc:
-            errors = [{"field": error.field, "reason": error.reason} for error in exc.errors]
-            data: dict[str, Any] = {"errors": errors, **({"omitted": exc.omitted} if exc.omitted else {})}
-            log.warning("tool_call", outcome="invalid", duration_ms=elapsed(), **data)
-            raise MCPError(code=INVALID_PARAMS, message=str(exc), data=data) from None
+            error = ToolError.invalid(exc)
+            log.warning("tool_call", outcome="invalid", duration_ms=elapsed(), **error.data)
+            return self._errors.answer(error)
         except ExecutionFailed as exc:
             log.warning("tool_call", outcome=exc.reason, exit_code=exc.details.exit_code, duration_ms=elapsed())
-            raise MCPError(
-                code=EXECUTION_ERROR,
-                message=exc.message,
-                data={"reason": exc.reason, **exc.details.as_dict()},
-            ) from None
+            return self._errors.answer(ToolError.failed(exc))
         except anyio.get_cancelled_exc_class():
             log.info("tool_call", outcome="cancelled", duration_ms=elapsed())
             raise
