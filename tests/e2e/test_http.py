@@ -198,10 +198,19 @@ async def test_healthz_answers_without_auth_and_says_only_the_version(tmp_path: 
     assert body == {"status": "ok", "version": __version__}
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_cancelling_a_call_over_http_stops_its_processes(tmp_path: Path, marker: str, mode: str) -> None:
+@pytest.mark.parametrize(
+    ("mode", "stateless"),
+    [("auto", False), ("legacy", False), ("auto", True), ("legacy", True)],
+    ids=["stateful-auto", "stateful-legacy", "stateless-auto", "stateless-legacy"],
+)
+async def test_cancelling_a_call_over_http_stops_its_processes(
+    tmp_path: Path, marker: str, mode: str, stateless: bool
+) -> None:
+    # Over stateless HTTP the legacy client (like every TypeScript SDK) cancels by POSTing
+    # notifications/cancelled on its own and leaves the call's request open.
     root = write_sleeper_project(tmp_path / "proj", marker)
-    with http_server(root, tmp_path, "--transport", "http", env={MARKER_ENV: marker}) as server:
+    flags = ("--transport", "http", "--stateless") if stateless else ("--transport", "http")
+    with http_server(root, tmp_path, *flags, env={MARKER_ENV: marker}) as server:
         async with connect(server, mode) as client:
             async with anyio.create_task_group() as group:
                 scope = anyio.CancelScope()
@@ -213,6 +222,6 @@ async def test_cancelling_a_call_over_http_stops_its_processes(tmp_path: Path, m
                 group.start_soon(call)
                 await wait_until_running(marker)
                 scope.cancel()
-            await assert_all_gone(marker)
+            await assert_all_gone(marker, within=2.0)
             after = structured(await client.call_tool("execute_tests", {"node_ids": ["test_quick.py"]}))
     assert after["summary"]["passed"] == 1

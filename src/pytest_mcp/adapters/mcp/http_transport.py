@@ -30,6 +30,7 @@ from pytest_mcp.adapters.mcp.http_limits import (
     raise_open_file_limit,
 )
 from pytest_mcp.adapters.mcp.shutdown_signals import ShutdownSignals
+from pytest_mcp.adapters.mcp.stateless_cancel import StatelessCancellation
 from pytest_mcp.adapters.mcp.tool_server import McpToolServer
 from pytest_mcp.settings import exposure_problem, token_problem
 
@@ -154,7 +155,7 @@ def streamable_http_app(server: Server[Any], options: HttpOptions, sessions: Ses
         max_sessions=options.limits.max_sessions + SESSION_SLACK,
     )
     if options.stateless:
-        return app
+        return StatelessCancellation(app)
     return StreamableSessions(app, server._session_manager, sessions)
 
 

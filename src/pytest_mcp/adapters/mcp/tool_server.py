@@ -51,6 +51,7 @@ class ClientPresence:
 
     def __init__(self) -> None:
         self.left = False
+        self.why = ""
         self._on_leave: list[Callable[[], None]] = []
 
     def on_leave(self, callback: Callable[[], None]) -> None:
@@ -59,8 +60,11 @@ class ClientPresence:
         else:
             self._on_leave.append(callback)
 
-    def leave(self) -> None:
-        self.left = True
+    def leave(self, why: str = "its client disconnected") -> None:
+        """The client is gone (`why` ends "the call was stopped because ..."); stop what it started."""
+        if self.left:
+            return
+        self.left, self.why = True, why
         for callback in self._on_leave:
             callback()
 
@@ -343,7 +347,7 @@ class McpToolServer:
             self._in_flight.discard(scope)
             if not self._in_flight:
                 self._all_stopped.set()
-        why = "its client disconnected" if client is not None and client.left else "the server is stopping"
+        why = client.why if client is not None and client.left else "the server is stopping"
         return self._errors.answer(ToolError.stopped(why))
 
     async def stop_calls(self, within: float) -> int:
