@@ -260,3 +260,48 @@ def test_call_refuses_json_a_client_could_not_send(
     assert error.startswith("pytest-mcp: arguments: ")
     assert reason in error
     assert "Traceback" not in error
+
+
+@pytest.mark.parametrize(
+    ("table", "environment", "flags", "expected"),
+    [
+        ("", None, [], "result"),
+        ("error-mode = 'jsonrpc'", None, [], "jsonrpc"),
+        ("error-mode = 'jsonrpc'", "result", [], "result"),
+        ("", "jsonrpc", [], "jsonrpc"),
+        ("error-mode = 'result'", "result", ["--error-mode", "jsonrpc"], "jsonrpc"),
+    ],
+    ids=["default", "project-file", "environment-beats-file", "environment", "flag-beats-all"],
+)
+def test_the_error_mode_comes_from_flag_environment_or_project_file(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    table: str,
+    environment: str | None,
+    flags: list[str],
+    expected: str,
+) -> None:
+    write_pyproject(tmp_path, table)
+    if environment is not None:
+        monkeypatch.setenv("PYTEST_MCP_ERROR_MODE", environment)
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tmp_path), *flags, "--print-config"])
+
+    assert exited.value.code == 0
+    assert json.loads(capsys.readouterr().out)["error_mode"] == expected
+
+
+def test_an_unknown_error_mode_is_refused_naming_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PYTEST_MCP_ERROR_MODE", "exceptions")
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tmp_path), "--print-config"])
+
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "error_mode" in error or "error-mode" in error
+    assert "'result' or 'jsonrpc'" in error
