@@ -19,6 +19,9 @@ from pydantic import TypeAdapter
 from pytest_mcp.adapters.mcp.tool_errors import ERROR_META_KEY, EXECUTION_ERROR
 from pytest_mcp.domain.models import DiscoveryResult, EnvironmentResult, RunResult
 
+TOOLS = {"execute_tests", "get_test_run", "discover_tests", "check_environment"}
+"""Every tool the server lists, written out here so that a tool added or lost fails the tests."""
+
 _ANSWER: TypeAdapter[RunResult | DiscoveryResult | EnvironmentResult] = TypeAdapter(
     Union[RunResult, DiscoveryResult, EnvironmentResult]  # noqa: UP007 - a runtime value, not an annotation
 )

@@ -9,6 +9,7 @@ from dependency_injector import containers, providers
 from pydantic import SecretStr
 
 from pytest_mcp import __version__
+from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns
 from pytest_mcp.adapters.mcp.stdio_transport import StdioTransport
 from pytest_mcp.adapters.mcp.tool_errors import ErrorResults, JsonRpcErrors
 from pytest_mcp.adapters.mcp.tool_server import McpToolServer
@@ -130,6 +131,10 @@ def _check_environment(
     return CheckEnvironment(probe, presenter, policy)
 
 
+def _detached_runs(ttl: float, max_concurrent_runs: int, stateless: bool) -> DetachedRuns:
+    return DetachedRuns(ttl=ttl, max_kept=max_concurrent_runs * 4, stateless=stateless)
+
+
 def _revealed(secret: SecretStr | None) -> str | None:
     return secret.get_secret_value() if secret is not None else None
 
@@ -196,7 +201,11 @@ class Container(containers.DeclarativeContainer):
     logging = providers.Resource(configure_logging, level=config.log_level, fmt=config.log_format)
 
     policy = providers.Singleton(
-        RequestPolicy, root=config.root, default_timeout=config.timeout, max_timeout=config.max_timeout
+        RequestPolicy,
+        root=config.root,
+        default_timeout=config.timeout,
+        max_timeout=config.max_timeout,
+        detach_after=config.detach_after,
     )
 
     # Detected once, by the first call that needs it, inside that call's run slot (ADR 0008).
@@ -240,6 +249,12 @@ class Container(containers.DeclarativeContainer):
         policy=policy,
         errors=providers.Selector(
             config.error_mode, result=providers.Singleton(ErrorResults), jsonrpc=providers.Singleton(JsonRpcErrors)
+        ),
+        runs=providers.Singleton(
+            _detached_runs,
+            ttl=config.run_ttl,
+            max_concurrent_runs=config.max_concurrent_runs,
+            stateless=config.stateless,
         ),
         version=__version__,
     )

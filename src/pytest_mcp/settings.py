@@ -81,6 +81,24 @@ class Settings(BaseModel):
         "their timeout, then get a busy error.",
         json_schema_extra=flag("N"),
     )
+    detach_after: float = Field(
+        50.0,
+        ge=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="Seconds an execute_tests call waits for its run; a run still going then goes on, and the call "
+        "answers status 'running' with a run_id for get_test_run (0: calls wait to the end). Below the client's "
+        "own timeout (60 s in the TypeScript SDK and Claude Desktop).",
+        json_schema_extra=flag("SECONDS"),
+    )
+    run_ttl: float = Field(
+        600.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds a detached run's result is kept after it finished, for get_test_run; at most "
+        "--max-concurrent-runs x 4 results are kept, the oldest dropped first.",
+        json_schema_extra=flag("SECONDS"),
+    )
     max_response_bytes: int = Field(
         32_000,
         ge=4096,

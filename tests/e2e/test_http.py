@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from pytest_mcp import __version__
-from tests.answers import call_error
+from tests.answers import TOOLS, call_error
 from tests.e2e.e2e_support import (
     MARKER_ENV,
     assert_all_gone,
@@ -65,7 +65,7 @@ async def test_results_over_http_are_exact(tmp_path: Path, transport_args: tuple
             discovered = structured(await client.call_tool("discover_tests", {}))
             invalid = await call_error(client, "execute_tests", {"extra_args": ["-x"]})
 
-    assert tools == {"execute_tests", "discover_tests", "check_environment"}
+    assert tools == TOOLS
     assert {k: run["summary"][k] for k in expected} == expected
     assert [t["node_id"] for t in run["tests"] if t["outcome"] == "failed"] == ["test_mixed.py::test_fails"]
     assert discovered["total"] == 3

@@ -17,7 +17,7 @@ from typing import IO, Any
 import anyio
 import pytest
 
-from tests.answers import call_error
+from tests.answers import TOOLS, call_error
 from tests.e2e.e2e_support import (
     MARKER_ENV,
     STARTED_WITHIN,
@@ -270,11 +270,7 @@ async def test_stdout_carries_only_protocol_and_logs_go_to_stderr(tmp_path: Path
     assert all(message.get("jsonrpc") == "2.0" for message in messages), lines
     by_id = {message["id"]: message for message in messages if "id" in message}
     assert set(by_id) == {2, 3, 4, 5}
-    assert {tool["name"] for tool in by_id[2]["result"]["tools"]} == {
-        "execute_tests",
-        "discover_tests",
-        "check_environment",
-    }
+    assert {tool["name"] for tool in by_id[2]["result"]["tools"]} == TOOLS
     assert by_id[3]["result"]["structuredContent"]["summary"]["passed"] == 1
     assert by_id[4]["result"]["structuredContent"]["total"] == 2
     # A tool error on the wire: isError, the message as the only content, the rest in _meta.

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from test_http import PROJECT, http_server
 
+from tests.answers import TOOLS
 from tests.e2e.e2e_support import clean_env, console_script, write_project
 
 pytestmark = pytest.mark.e2e
@@ -65,7 +66,7 @@ def inspector(tmp_path: Path, *args: str) -> dict[str, Any]:
 
 def check_session(tmp_path: Path, target: list[str]) -> None:
     listed = inspector(tmp_path, *target, "--method", "tools/list")
-    assert {t["name"] for t in listed["tools"]} == {"execute_tests", "discover_tests", "check_environment"}
+    assert {t["name"] for t in listed["tools"]} == TOOLS
 
     run = inspector(
         tmp_path,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_mcp.domain.requests import DiscoverTestsRequest, ExecuteTestsRequest
+from tests.answers import TOOLS
 from tests.e2e.e2e_support import pytest_oracle, start_server, structured, text_of, write_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -62,7 +63,7 @@ async def test_tools_list_offers_exactly_execute_and_discover_with_strict_schema
     async with server.client() as client:
         listing = await client.list_tools()
     tools = {tool.name: tool for tool in listing.tools}
-    assert sorted(tools) == ["check_environment", "discover_tests", "execute_tests"]
+    assert set(tools) == TOOLS
 
     execute = tools["execute_tests"].input_schema
     discover = tools["discover_tests"].input_schema

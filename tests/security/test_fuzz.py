@@ -23,7 +23,7 @@ from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.container import create_container
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest
 from pytest_mcp.settings import Settings
-from tests.answers import tool_error
+from tests.answers import TOOLS, tool_error
 from tests.security.trapped_project import build_trapped_project, server_parameters
 
 EXAMPLES = int(os.environ.get("PYTEST_MCP_FUZZ_EXAMPLES", "1500"))
@@ -139,7 +139,7 @@ def test_random_arguments_in_process_never_produce_an_internal_error(tmp_path: P
 
     assert "-32602" in seen
     assert refused == EXAMPLES // 3
-    assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests", "check_environment"}
+    assert {tool.name for tool in still_serving.tools} == TOOLS
 
 
 def test_random_arguments_over_stdio_never_produce_an_internal_error(tmp_path: Path, portal: BlockingPortal) -> None:
@@ -153,5 +153,5 @@ def test_random_arguments_over_stdio_never_produce_an_internal_error(tmp_path: P
 
     assert "-32602" in seen
     assert refused == max(EXAMPLES // 10, 50)
-    assert {tool.name for tool in still_serving.tools} == {"execute_tests", "discover_tests", "check_environment"}
+    assert {tool.name for tool in still_serving.tools} == TOOLS
     assert trapped.tripped() == [], "the fake runner must not start pytest"

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.answers import TOOLS
 from tests.security.trapped_project import TrappedProject, build_trapped_project, server_parameters
 
 INITIALIZE = {
@@ -74,7 +75,7 @@ class RawServer:
     def still_serving(self) -> bool:
         self.send(b'{"jsonrpc":"2.0","id":"alive","method":"tools/list"}')
         answer = self.reply()
-        return answer["id"] == "alive" and len(answer["result"]["tools"]) == 3
+        return answer["id"] == "alive" and len(answer["result"]["tools"]) == len(TOOLS)
 
     def peak_memory_kib(self) -> int:
         status = open(f"/proc/{self.process.pid}/status").read()  # noqa: SIM115 - read whole at once

@@ -13,7 +13,7 @@ from mcp import Client, MCPError
 from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.container import Container, create_container
 from pytest_mcp.settings import Settings
-from tests.answers import call_error
+from tests.answers import TOOLS, call_error
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +51,7 @@ async def test_the_container_selects_the_runner_from_configuration(tmp_path: Pat
 async def test_tools_are_listed_with_strict_input_and_declared_output_schemas(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
 
-    assert set(tools) == {"execute_tests", "discover_tests", "check_environment"}
+    assert set(tools) == TOOLS
     for tool in tools.values():
         assert tool.input_schema["additionalProperties"] is False
         assert tool.output_schema is not None

@@ -9,7 +9,7 @@ import pytest
 from mcp import MCPError
 
 from pytest_mcp.testing import FakeTestRunner, RunSpec, connect
-from tests.answers import call_error
+from tests.answers import TOOLS, call_error
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +27,7 @@ async def test_ten_calls_reach_the_scripted_runner_in_either_client_mode(tmp_pat
         results = [await client.call_tool("execute_tests", {"node_ids": ["tests/test_a.py"]}) for _ in range(5)]
         discoveries = [await client.call_tool("discover_tests", {}) for _ in range(4)]
 
-    assert {tool.name for tool in tools.tools} == {"execute_tests", "discover_tests", "check_environment"}
+    assert {tool.name for tool in tools.tools} == TOOLS
     assert [r.structured_content["summary"]["failed"] for r in results] == [1] * 5  # type: ignore[index]
     assert [d.structured_content["total"] for d in discoveries] == [2] * 4  # type: ignore[index]
     assert len(runner.calls) == 9

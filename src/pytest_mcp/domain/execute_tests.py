@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
 from pytest_mcp.domain.models import CoverageReport, ReportedTest, RunResult
-from pytest_mcp.domain.progress import ThrottledProgress
+from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
 from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunSpec
 from pytest_mcp.domain.text import keep_arguments, keep_head, keep_tail
@@ -53,7 +53,11 @@ class ExecuteTests(Generic[T]):
         self._presenter = presenter
         self._policy = policy
 
-    async def execute(self, request: ExecuteTestsRequest, progress: ProgressSink | None = None) -> T:
+    async def execute(
+        self, request: ExecuteTestsRequest, progress: ProgressSink | None = None, watch: RunWatch | None = None
+    ) -> T:
+        """Run and present. `progress` gets rate-limited updates; a `watch` gets every one instead
+        (it rate-limits what it passes on), for `running` answers while the run goes on."""
         timeout = request.timeout or self._policy.default_timeout
         spec = RunSpec(
             node_ids=tuple(request.node_ids),
@@ -68,12 +72,14 @@ class ExecuteTests(Generic[T]):
             failed_first=request.failed_first,
             workers=request.workers,
             coverage=request.coverage,
-            progress=progress is not None,
+            progress=progress is not None or watch is not None,
         )
-        throttled = ThrottledProgress(progress) if progress is not None else None
-        report = await self._runner.run(spec, throttled)
+        throttled = ThrottledProgress(progress) if progress is not None and watch is None else None
+        report = await self._runner.run(spec, watch or throttled)
         if throttled is not None:
             await throttled.flush()
+        if watch is not None:
+            await watch.listen(None)  # the last update reaches whoever listens
         if report.termination.kind == "plugin_missing":
             raise InvalidArguments(request.tool, [_missing_plugin_error(report.termination.detail)])
         if report.termination.kind == "command_too_long" and request.node_ids:
@@ -98,16 +104,7 @@ class ExecuteTests(Generic[T]):
         if summary is None or exit_code is None:  # pragma: no cover - execution_failure rules this out
             raise AssertionError("a finished run has a summary and an exit code")
 
-        tests: tuple[ReportedTest, ...]
-        if request.detail == "summary":
-            tests = ()
-        elif request.detail == "failures":
-            tests = tuple(test for test in report.tests if test.outcome != "passed")
-        else:
-            tests = report.tests
-        if not request.show_capture:
-            tests = tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in tests)
-
+        tests = _listed(request, report.tests)
         clean = exit_code in (0, 5) and not report.collection_errors
         failures_listed = not clean and request.detail != "summary"
         # A clean run's counts say all there is: no output to read, no command to reproduce.
@@ -130,6 +127,25 @@ class ExecuteTests(Generic[T]):
         )
         return self._presenter.present_run(result)
 
+    def running(
+        self,
+        request: ExecuteTestsRequest,
+        watch: RunWatch,
+        run_id: str,
+        status: Literal["running", "cancelled"] = "running",
+    ) -> T:
+        """How far a run that goes on after its call has got: the counts of the tests finished so
+        far, and their reports listed as the final answer will list them."""
+        result = RunResult(
+            status=status,
+            run_id=run_id,
+            progress=watch.progress(),
+            exit_code=None,
+            summary=watch.summary(),
+            tests=_listed(request, tuple(watch.tests)),
+        )
+        return self._presenter.present_run(result)
+
     def _worst_files_first(self, coverage: CoverageReport | None) -> CoverageReport | None:
         if coverage is None:
             return None
@@ -142,6 +158,19 @@ class ExecuteTests(Generic[T]):
                 "files_omitted": coverage.files_omitted + len(ranked) - len(shown),
             }
         )
+
+
+def _listed(request: ExecuteTestsRequest, reports: tuple[ReportedTest, ...]) -> tuple[ReportedTest, ...]:
+    """The reports the answer lists, by `detail`, without captured output unless `show_capture`."""
+    if request.detail == "summary":
+        tests: tuple[ReportedTest, ...] = ()
+    elif request.detail == "failures":
+        tests = tuple(test for test in reports if test.outcome != "passed")
+    else:
+        tests = reports
+    if not request.show_capture:
+        tests = tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in tests)
+    return tests
 
 
 # The title of pytest's last section: one line per failure and error, then the summary line.

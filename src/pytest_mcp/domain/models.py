@@ -170,18 +170,43 @@ class CoverageReport(_Value):
     files_omitted: int = Field(0, description="Measured files not listed, to stay within budget.")
 
 
+class RunProgress(_Value):
+    """How far a run that is still going has got."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"done", "total", "elapsed"})
+
+    done: int = Field(0, description="Tests finished so far.")
+    total: int = Field(0, description="Tests selected to run; 0 until pytest has collected them.")
+    elapsed: Seconds = Field(0.0, description="Seconds since the run started.")
+
+
 class RunResult(_Value):
-    """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5).
+    """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5), or, with
+    `status` "running", how far a run that goes on after the call has got.
 
     The exit code, every count, `tests` and `collection_errors` are always there, zeros and
     empty lists included; the extras (`command`, `text_output`, `omitted_tests`, `coverage`)
-    are left out at their default.
+    are left out at their default, and so are `status`, `run_id` and `progress` in a finished
+    answer.
     """
 
     always_present: ClassVar[frozenset[str]] = frozenset({"exit_code", "summary", "tests", "collection_errors"})
 
-    exit_code: int = Field(description="0: all passed, 1: some failed, 5: no tests collected.")
-    summary: Summary
+    status: Literal["finished", "running", "cancelled"] = Field(
+        "finished",
+        description="'running': the run goes on after this answer, and get_test_run with run_id gives its result; "
+        "'cancelled': get_test_run stopped it, with every process it started. Left out of a finished answer.",
+    )
+    run_id: str | None = Field(None, description="With status 'running' or 'cancelled': the run's id.")
+    progress: RunProgress | None = Field(
+        None, description="With status 'running' or 'cancelled': tests done out of the total."
+    )
+    exit_code: int | None = Field(
+        description="0: all passed, 1: some failed, 5: no tests collected; null while running or when cancelled."
+    )
+    summary: Summary = Field(
+        description="pytest's counts; while running, the counts of the tests finished so far, from their reports."
+    )
     tests: tuple[ReportedTest, ...] = Field(
         (), description="Non-passing reports by default; every report with detail='all'; none with 'summary'."
     )

@@ -30,6 +30,9 @@ class RequestPolicy:
     max_node_ids: int = 500
     max_node_id_length: int = 2000
     max_expression_length: int = 1000
+    detach_after: float = 50.0
+    """Seconds an execute_tests call waits before it answers "running" (0: it waits to the end);
+    also the longest `wait` a get_test_run call may ask for."""
     text_output_chars: int = 800
     text_output_chars_when_passing: int = 240
     coverage_files: int = 10
@@ -161,6 +164,9 @@ class _Request(BaseModel):
         if "timeout" in properties:
             properties["timeout"]["anyOf"][0]["maximum"] = policy.max_timeout
             properties["timeout"]["description"] += f" Default {policy.default_timeout}."
+        if "wait" in properties:
+            properties["wait"]["anyOf"][0]["maximum"] = policy.detach_after
+            properties["wait"]["description"] += f" At most, and by default, {policy.detach_after:g}."
         return schema
 
     @classmethod
@@ -297,3 +303,31 @@ class CheckEnvironmentRequest(_Request):
     """What check_environment accepts: nothing."""
 
     tool: ClassVar[str] = "check_environment"
+
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
+
+
+class GetTestRunRequest(_Request):
+    """What get_test_run accepts: the run, how long to wait for it, and whether to stop it."""
+
+    tool: ClassVar[str] = "get_test_run"
+
+    run_id: str = Field(
+        pattern=RUN_ID_PATTERN, description="The run_id of a 'running' answer of execute_tests in this session."
+    )
+    wait: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="Seconds to wait for the run to finish before answering."
+    )
+    cancel: bool = Field(False, description="Stop the run and every process it started, and confirm it.")
+
+    @field_validator("wait")
+    @classmethod
+    def _wait(cls, value: float | None, info: ValidationInfo) -> float | None:
+        policy = cls._policy(info)
+        if value is not None and value > policy.detach_after:
+            raise ValueError(f"is {value:g}s; a call waits at most {policy.detach_after:g}s (--detach-after)")
+        return value
+
+    def wait_seconds(self, policy: RequestPolicy) -> float:
+        return policy.detach_after if self.wait is None else self.wait

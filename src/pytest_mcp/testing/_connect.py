@@ -25,6 +25,7 @@ async def connect(
     timeout: int | None = None,
     max_timeout: int | None = None,
     error_mode: Literal["result", "jsonrpc"] | None = None,
+    detach_after: float | None = None,
 ) -> AsyncIterator[Client]:
     """Yield an `mcp.Client` connected, in this process, to a pytest-mcp server.
 
@@ -33,10 +34,12 @@ async def connect(
     `runner`, the container's fake runner is selected and replaced by it; without one, the
     real subprocess runner runs the suite under `root` with `python` (an integration test).
     `mode` is the SDK client mode: `"legacy"` (initialize handshake) or `"auto"`.
-    `timeout`, `max_timeout` and `error_mode` are the server's settings (`--timeout`,
-    `--max-timeout`, `--error-mode`): by default invalid arguments and failed runs come back as
-    `isError` results, as they reach a production client; settings not given here come
-    from `PYTEST_MCP_*` variables or the defaults, as usual.
+    `timeout`, `max_timeout`, `error_mode` and `detach_after` are the server's settings
+    (`--timeout`, `--max-timeout`, `--error-mode`, `--detach-after`): by default invalid arguments
+    and failed runs come back as `isError` results, as they reach a production client. To test
+    an agent's handling of long runs, `FakeTestRunner.hold()` with a small `detach_after` makes
+    execute_tests answer "running" at once, and `release()` lets get_test_run finish it. Settings
+    not given here come from `PYTEST_MCP_*` variables or the defaults, as usual.
     """
     options: dict[str, Any] = {"root": Path(root), "runner": "subprocess" if runner is None else "fake"}
     if python is not None:
@@ -47,8 +50,11 @@ async def connect(
         options["max_timeout"] = max_timeout
     if error_mode is not None:
         options["error_mode"] = error_mode
+    if detach_after is not None:
+        options["detach_after"] = detach_after
     container = create_container(Settings(**options))
     if runner is not None:
         container.fake_runner.override(runner)
-    async with Client(container.tool_server().server, mode=mode) as client:
+    tool_server = container.tool_server()
+    async with tool_server.serving(), Client(tool_server.server, mode=mode) as client:
         yield client

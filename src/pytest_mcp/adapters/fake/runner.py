@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any, Literal, Self
 
+import anyio
+
 from pytest_mcp.adapters.fake.endings import (
     FAILURE_KINDS,
     Call,
@@ -72,6 +74,7 @@ class FakeTestRunner(TestRunner):
         self._tests: dict[str, ScriptedTest] = {}
         self._failures: deque[ScriptedFailure] = deque()
         self._root = str(root) if root is not None else None
+        self._held: tuple[int, anyio.Event] | None = None
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
         for test in tests:
@@ -188,6 +191,27 @@ class FakeTestRunner(TestRunner):
         self._failures.append(ScriptedFailure(kind, message, node_id, signal, line, on))
         return self
 
+    def hold(self, after: int = 0) -> Self:
+        """Make runs pause after their first `after` tests (if they select more) until `release()`.
+
+        For testing an agent's handling of long runs without waiting for one: connect with a small
+        `detach_after`, and execute_tests answers "running" with the progress and failures of the
+        tests before the hold; after `release()`, get_test_run gets the final answer. A held run
+        can be cancelled (get_test_run with cancel, or the call's own cancellation) like a real one.
+        """
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise ScriptError(f"after: must be a number of tests, 0 or more; got {after!r}")
+        self._held = (after, anyio.Event())
+        return self
+
+    def release(self) -> Self:
+        """Let held runs go on to their end; later runs are not held."""
+        if self._held is None:
+            raise ScriptError("release: no run is held; call hold() first")
+        self._held[1].set()
+        self._held = None
+        return self
+
     def _take_failure(self, call: Literal["run", "collect"]) -> ScriptedFailure | None:
         for failure in self._failures:
             if failure.on in (None, call):
@@ -218,6 +242,8 @@ class FakeTestRunner(TestRunner):
         failures = 0
         stopped = False
         for done, test in enumerate(selection.selected, start=1):
+            if self._held is not None and done - 1 == self._held[0]:
+                await self._held[1].wait()  # the run goes on only at `release()`, or is cancelled
             terminal.test_started(test.node_id)
             if failure is not None and failure.kills and failure.strikes(test, selection):
                 return killed(failure, test, reports, call)
@@ -225,6 +251,8 @@ class FakeTestRunner(TestRunner):
                 terminal.report(report)
                 reports.append(report)
                 failures += report.outcome in ("failed", "error")
+                if progress is not None and (spec.include_passed or report.outcome != "passed"):
+                    await progress.reported(report)
             if progress is not None:
                 await progress.update(done, len(selection.selected), failures)
             if spec.maxfail is not None and failures >= spec.maxfail:

@@ -187,6 +187,8 @@ class SessionTable:
     def __init__(self, limits: HttpLimits) -> None:
         self._limits = limits
         self._sessions: dict[str, _Session] = {}
+        self.on_end: Callable[[str], None] = lambda session_id: None
+        """Told each session id that ends, however it ends."""
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -195,7 +197,8 @@ class SessionTable:
         self._sessions[session_id] = _Session(close)
 
     def forget(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
+        if self._sessions.pop(session_id, None) is not None:
+            self.on_end(session_id)
 
     @contextlib.contextmanager
     def request(self, session_id: str | None) -> Any:
@@ -237,6 +240,7 @@ class SessionTable:
         session = self._sessions.pop(session_id, None)
         if session is None:
             return
+        self.on_end(session_id)
         with anyio.CancelScope(shield=True):
             await session.close()
         if why != "shutdown":

@@ -247,7 +247,9 @@ class HttpTransport:
             _log.info("stopped_calls_and_sessions", calls=calls)
             web.should_exit = True
 
-        async with anyio.create_task_group() as group:
+        # A session that ends (deleted, expired, evicted, its SSE stream closed) takes its runs along.
+        self._sessions.on_end = lambda session_id: tool_server.end_session(f"session:{session_id}")
+        async with tool_server.serving(), anyio.create_task_group() as group:
             group.start_soon(signals.watch, stopping.set)
             group.start_soon(stop_in_order)
             group.start_soon(self._sessions.reap)

@@ -69,7 +69,7 @@ def _render_failure(test: ReportedTest) -> list[str]:
 
 def render_run(result: RunResult) -> str:
     """A compact reading of the run for a model: the summary, then each failure with its evidence."""
-    lines = [f"{result.summary.line()} (exit code {result.exit_code})"]
+    lines = [_headline(result)]
     failures = [test for test in result.tests if test.is_failure]
     for test in failures:
         lines.append("")
@@ -89,6 +89,22 @@ def render_run(result: RunResult) -> str:
         lines.append("")
         lines += _render_coverage(result.coverage)
     return "\n".join(lines)
+
+
+def _headline(result: RunResult) -> str:
+    if result.status == "finished" or result.progress is None:
+        return f"{result.summary.line()} (exit code {result.exit_code})"
+    progress = result.progress
+    so_far = f"{progress.done} of {progress.total or '?'} tests done after {progress.elapsed:.1f}s; so far " + (
+        result.summary.words()
+    )
+    if result.status == "cancelled":
+        return f"Cancelled: the run and every process it started are gone. {so_far}."
+    return (
+        f"Still running: {so_far}. The run goes on; for its result call get_test_run with "
+        f'{{"run_id": "{result.run_id}"}}. Each call waits for the run up to the server\'s limit, then answers '
+        'the final result or "running" again; add "cancel": true to stop it.'
+    )
 
 
 def _render_coverage(coverage: CoverageReport) -> list[str]:

@@ -415,8 +415,10 @@ class StdioTransport:
                 group.start_soon(signals.watch, serving.cancel)
                 group.start_soon(write)
                 group.start_soon(read)
-                with serving:
-                    await server.run(to_server, from_server, server.create_initialization_options())
+                # One session: when it ends (EOF or a signal), so do the runs it detached.
+                async with tool_server.serving():
+                    with serving:
+                        await server.run(to_server, from_server, server.create_initialization_options())
                 # The server has closed its side of the outgoing stream; once the reader's side closes
                 # too, the writer writes what is queued and ends, unless the client stopped reading.
                 reading.cancel()

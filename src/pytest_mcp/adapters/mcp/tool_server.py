@@ -7,7 +7,8 @@ import json
 import time
 import typing
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,15 +33,24 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
+from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns, Owner
 from pytest_mcp.adapters.mcp.tool_errors import ToolError, ToolErrors
-from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
-from pytest_mcp.domain.requests import CheckEnvironmentRequest, DiscoverTestsRequest, ExecuteTestsRequest, RequestPolicy
+from pytest_mcp.domain.errors import ExecutionFailed, FieldError, InvalidArguments
+from pytest_mcp.domain.requests import (
+    CheckEnvironmentRequest,
+    DiscoverTestsRequest,
+    ExecuteTestsRequest,
+    GetTestRunRequest,
+    RequestPolicy,
+)
 from pytest_mcp.ports.progress import ProgressSink
 
 if TYPE_CHECKING:
     from pytest_mcp.domain.check_environment import CheckEnvironment
     from pytest_mcp.domain.discover_tests import DiscoverTests
     from pytest_mcp.domain.execute_tests import ExecuteTests
+    from pytest_mcp.domain.models import ReportedTest
+    from pytest_mcp.domain.progress import RunWatch
 
 CLIENT = "pytest_mcp.client"
 """ASGI scope key under which HTTP transports put the request's ClientPresence."""
@@ -72,11 +82,12 @@ class ClientPresence:
 _audit = structlog.get_logger("pytest_mcp.audit")
 
 
-ToolRequest = ExecuteTestsRequest | DiscoverTestsRequest | CheckEnvironmentRequest
+ToolRequest = ExecuteTestsRequest | GetTestRunRequest | DiscoverTestsRequest | CheckEnvironmentRequest
 
 # Each tool's request model, in the order the tools are listed.
 TOOL_REQUESTS: dict[str, type[ToolRequest]] = {
     "execute_tests": ExecuteTestsRequest,
+    "get_test_run": GetTestRunRequest,
     "discover_tests": DiscoverTestsRequest,
     "check_environment": CheckEnvironmentRequest,
 }
@@ -91,7 +102,7 @@ class _UseCase(Protocol):
 class _ToolBinding:
     name: str
     description: str
-    use_case: Callable[[], _UseCase]
+    use_case: Callable[[], _UseCase] | None
     reports_progress: bool = False
 
     @property
@@ -106,6 +117,9 @@ class McpProgress(ProgressSink):
         self._session = session
         self._token = token
         self._request_id = request_id
+
+    async def reported(self, test: ReportedTest) -> None:
+        pass  # the notification carries counts only; the reports come with the answer
 
     async def update(self, done: int, total: int, failed: int) -> None:
         # Scoped to the calling request, so on streamable HTTP it rides that request's stream.
@@ -140,6 +154,25 @@ def _progress_for(ctx: ServerRequestContext[Any]) -> McpProgress | None:
     return McpProgress(ctx.session, token, ctx.request_id)
 
 
+def _owner(ctx: ServerRequestContext[Any]) -> Owner:
+    """Who the call's detached runs belong to: its MCP session, or without one its credentials.
+
+    stdio (and an in-process client) is one session. Over HTTP, a session is the streamable
+    transport's `Mcp-Session-Id` or the SSE transport's `session_id`; requests that have neither
+    (--stateless, the sessionless 2026 protocol) are told apart by their Authorization header.
+    """
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return "stdio"
+    query = getattr(request, "query_params", {})
+    session = headers.get("mcp-session-id") or query.get("session_id")
+    if session:
+        return f"session:{session}"
+    credentials = headers.get("authorization", "").encode()
+    return f"client:{hashlib.sha256(credentials).hexdigest()[:32]}"
+
+
 def _client(ctx: ServerRequestContext[Any]) -> ClientPresence | None:
     """The HTTP request's ClientPresence (set by http_limits.DisconnectWatch); None on stdio."""
     scope = getattr(ctx.request, "scope", None)
@@ -169,6 +202,7 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
 
     results: dict[str, type[BaseModel]] = {
         "execute_tests": RunResult,
+        "get_test_run": RunResult,
         "discover_tests": DiscoveryResult,
         "check_environment": EnvironmentResult,
     }
@@ -274,10 +308,13 @@ class McpToolServer:
         check_environment: Callable[[], CheckEnvironment[CallToolResult]],
         policy: RequestPolicy,
         errors: ToolErrors,
+        runs: DetachedRuns,
         version: str,
     ) -> None:
         self._policy = policy
         self._errors = errors
+        self._runs = runs
+        self._execute_tests = execute_tests
         self._in_flight: set[anyio.CancelScope] = set()
         self._all_stopped = anyio.Event()  # set when the last call in flight ends
         self._tools = {
@@ -289,6 +326,13 @@ class McpToolServer:
                     "its location, message and trimmed traceback. Test failures are results, not errors.",
                     execute_tests,
                     reports_progress=True,
+                ),
+                _ToolBinding(
+                    "get_test_run",
+                    "The result of a run that execute_tests answered with status 'running': waits for it up to "
+                    "`wait` seconds, then gives the final answer (as execute_tests would have) or another "
+                    "'running' answer with the failures so far. cancel=true stops the run and its processes.",
+                    None,  # answered here, from the runs this server holds
                 ),
                 _ToolBinding(
                     "discover_tests",
@@ -342,13 +386,26 @@ class McpToolServer:
         self._in_flight.add(scope)
         try:
             with scope:
-                return await self.call(params.name, params.arguments, progress)
+                return await self.call(params.name, params.arguments, progress, _owner(ctx))
         finally:
             self._in_flight.discard(scope)
             if not self._in_flight:
                 self._all_stopped.set()
         why = client.why if client is not None and client.left else "the server is stopping"
         return self._errors.answer(ToolError.stopped(why))
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """While a transport serves: detached runs live here, and are all stopped on the way out.
+
+        Without it (`pytest-mcp call`), every execute_tests call waits for its run to end.
+        """
+        async with self._runs.serving():
+            yield
+
+    def end_session(self, owner: Owner) -> None:
+        """A transport's session ended (closed, deleted, expired): stop the runs it started."""
+        self._runs.end_owner(owner)
 
     async def stop_calls(self, within: float) -> int:
         """Cancel every call in flight, and wait up to `within` seconds for them to end; how many there were.
@@ -363,12 +420,90 @@ class McpToolServer:
                 scope.cancel()
             with anyio.move_on_after(within):
                 await self._all_stopped.wait()
-        return len(stopping)
+        detached = await self._runs.stop(lambda run: True, "the server is stopping")
+        return len(stopping) + detached
 
     async def call(
-        self, name: str, arguments: Mapping[str, Any] | None, progress: ProgressSink | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        progress: ProgressSink | None = None,
+        owner: Owner = "stdio",
     ) -> CallToolResult:
-        """Run one tool call with the full error contract; also used by `pytest-mcp call`."""
+        """One tool call with the full error contract; an execute_tests call detaches its run when
+        it is still going after `detach_after` seconds (ADR 0012)."""
+        if name == "execute_tests" and self._policy.detach_after > 0 and self._runs.serving_now:
+            return await self._detachable(arguments, progress, owner)
+        return await self._call_once(name, arguments, progress, owner)
+
+    async def _detachable(
+        self, arguments: Mapping[str, Any] | None, progress: ProgressSink | None, owner: Owner
+    ) -> CallToolResult:
+        from pytest_mcp.domain.progress import RunWatch
+
+        try:
+            request = ExecuteTestsRequest.parse(arguments, self._policy)
+        except InvalidArguments:  # answered, and logged, as every call's invalid arguments are
+            return await self._call_once("execute_tests", arguments, progress, owner)
+        watch = RunWatch()
+        await watch.listen(progress)
+        run = self._runs.start(
+            owner, watch, request, lambda: self._call_once("execute_tests", arguments, None, owner, watch)
+        )
+        try:
+            ended = await self._runs.wait(run, self._policy.detach_after)
+        except anyio.get_cancelled_exc_class():
+            await self._runs.cancel(run)  # the call was cancelled before it detached: so is its run
+            raise
+        if not ended:
+            await watch.listen(None)  # this call is answered; its progress token is done with
+        if ended:
+            return run.outcome()
+        self._runs.detach(run)
+        _audit.info("run_detached", run_id_digest=_digest({"run_id": run.run_id}), done=watch.done, total=watch.total)
+        return self._execute_tests().running(request, watch, run.run_id)
+
+    async def _get_test_run(
+        self, request: GetTestRunRequest, owner: Owner, progress: ProgressSink | None
+    ) -> CallToolResult:
+        run = self._runs.find(request.run_id, owner)
+        if run is None:
+            raise InvalidArguments(request.tool, [FieldError("run_id", self._unknown_run())])
+        if request.cancel:
+            await self._runs.cancel(run)
+            return self._execute_tests().running(run.request, run.watch, run.run_id, status="cancelled")
+        await run.watch.listen(progress)  # this call's progress token follows the run while it waits
+        try:
+            ended = await self._runs.wait(run, request.wait_seconds(self._policy))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await run.watch.listen(None)
+        if not ended:
+            return self._execute_tests().running(run.request, run.watch, run.run_id)
+        if run.cancelled:
+            return self._errors.answer(ToolError.stopped("the server stopped the run"))
+        return run.outcome()
+
+    def _unknown_run(self) -> str:
+        reason = (
+            "unknown or expired run id; a run belongs to the session that started it, and its result is kept "
+            f"{self._runs.ttl:g}s after it finished"
+        )
+        if self._runs.stateless:
+            reason += (
+                "; this server is --stateless, so the run may be on another instance: get_test_run must reach "
+                "the instance that answered 'running'"
+            )
+        return reason
+
+    async def _call_once(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        progress: ProgressSink | None,
+        owner: Owner,
+        watch: RunWatch | None = None,
+    ) -> CallToolResult:
         started = time.perf_counter()
         shown = name if len(name) <= 100 else f"{name[:100]}[... {len(name) - 100:,} characters cut]"
         log = _audit.bind(tool=shown, argument_keys=_argument_keys(arguments), args_digest=_digest(arguments))
@@ -386,11 +521,14 @@ class McpToolServer:
             )
         try:
             request = binding.request_type.parse(arguments, self._policy)
-            use_case = binding.use_case()
-            if binding.reports_progress:
-                result = await use_case.execute(request, progress)
+            if isinstance(request, GetTestRunRequest):
+                result = await self._get_test_run(request, owner, progress)
+            elif binding.use_case is None:  # pragma: no cover - only get_test_run is answered here
+                raise AssertionError(f"{name} has no use case")
+            elif binding.reports_progress:
+                result = await binding.use_case().execute(request, progress, watch)
             else:
-                result = await use_case.execute(request)
+                result = await binding.use_case().execute(request)
         except InvalidArguments as exc:
             error = ToolError.invalid(exc)
             log.warning("tool_call", outcome="invalid", duration_ms=elapsed(), **error.data)
@@ -400,6 +538,8 @@ class McpToolServer:
             return self._errors.answer(ToolError.failed(exc))
         except anyio.get_cancelled_exc_class():
             log.info("tool_call", outcome="cancelled", duration_ms=elapsed())
+            raise
+        except MCPError:  # a detached run's JSON-RPC error (--error-mode jsonrpc, or our bug), given again
             raise
         except Exception:
             correlation_id = uuid.uuid4().hex[:12]

@@ -80,7 +80,8 @@ def _apply(parsed: ParsedReport, kind: str | None, event: dict[str, Any]) -> Non
 
 
 class ProgressFollower:
-    """Follows the report while pytest writes it and forwards progress events to a sink.
+    """Follows the report while pytest writes it and forwards progress events and listed test
+    reports to a sink.
 
     Reads only the bytes added since the last poll. Progress is best-effort: a sink that
     fails (a client that went away) is logged and never disturbs the run.
@@ -113,11 +114,14 @@ class ProgressFollower:
             kind, event = _event(line)
             if kind == protocol.COLLECTED:
                 self._total = event["total"]
-            elif kind == protocol.PROGRESS:
-                try:
+                continue
+            try:
+                if kind == protocol.PROGRESS:
                     await self._sink.update(event["done"], max(self._total, event["done"]), event["failed"])
-                except Exception:  # best-effort by contract; the run's result must not depend on it
-                    _log.debug("progress_dropped", exc_info=True)
+                elif kind == protocol.TEST:
+                    await self._sink.reported(ReportedTest.model_validate(event))
+            except Exception:  # best-effort by contract; the run's result must not depend on it
+                _log.debug("progress_dropped", exc_info=True)
 
 
 def read_coverage(path: Path, root: Path) -> CoverageReport | None:
