@@ -1,0 +1,13 @@
+"""langchain-mcp-adapters' tools in a LangGraph ToolNode, over stdio, streamable HTTP (stateful, stateless) and SSE."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.clients.matrix import Client, ClientMatrix, combos
+
+pytestmark = pytest.mark.e2e
+
+
+class TestLangChainAdapters(ClientMatrix):
+    COMBOS = combos([Client("langchain-0.3.2", "langchain_graph.py")], ["stdio", "http", "stateless", "sse"])
