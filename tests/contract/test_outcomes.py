@@ -24,6 +24,8 @@ SUMMARY = {
     "subtests_passed": 0,
     "subtests_failed": 0,
     "subtests_skipped": 0,
+    "rerun": 0,
+    "other_statuses": {},
 }
 
 # node_id, outcome, phase, location, message: every non-passing report, in pytest's order.
@@ -145,7 +147,7 @@ async def test_a_passing_run_is_answered_with_its_exit_code_and_counts_only(side
     result = await side.result("execute_tests", {"node_ids": ["tests/sub", SELECTION]})
 
     assert result["exit_code"] == 0
-    assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {"total": 8, "passed": 8}
+    assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {"total": 8, "passed": 8, "other_statuses": {}}
     assert (result["tests"], result["command"], result["text_output"]) == ([], [], "")
     assert result["_text"] == f"8 passed in {result['summary']['duration']:.2f}s (exit code 0)"
 
@@ -213,7 +215,7 @@ async def test_nothing_selected_exits_5_and_counts_the_deselected(side: Side) ->
     result = await side.result("execute_tests", {"keywords": "nothing_matches_this", "detail": "all"})
 
     assert result["exit_code"] == 5
-    assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {"deselected": 17}
+    assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {"deselected": 17, "other_statuses": {}}
     assert terminal_lines(result["text_output"], start="") == ["", "17 deselected in Ns"]
 
 

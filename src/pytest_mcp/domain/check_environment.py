@@ -68,13 +68,36 @@ class CheckEnvironment(Generic[T]):
             interpreter=report.interpreter,
             python=facts.python,
             pytest=facts.pytest,
-            plugins=facts.plugins,
+            plugins=tuple(
+                plugin.model_copy(update={"changes": plugin_effect(plugin.name)}) for plugin in facts.plugins
+            ),
             plugin_autoload=facts.plugin_autoload,
             rootdir=facts.rootdir,
             configfile=facts.configfile,
             testpaths=facts.testpaths,
         )
         return self._presenter.present_environment(result)
+
+
+# Plugins that change which tests run, in what order, or how their outcomes are reached: an agent
+# reading a run's results needs to know (issue 19). By normalised distribution name.
+_EFFECTS = {
+    "pytest-randomly": "shuffles the test order and reseeds random; `command` holds the seed that reproduces a run",
+    "pytest-random-order": "shuffles the test order",
+    "pytest-order": "reorders tests by their order marks",
+    "pytest-ordering": "reorders tests by their run marks",
+    "pytest-rerunfailures": "runs failed tests again; counted in `rerun`, and a pass after a rerun is listed as flaky",
+    "flaky": "runs failed tests again, and passes those that pass on a rerun",
+    "pytest-repeat": "runs each test several times (--count)",
+    "pytest-xdist": "runs tests in parallel worker processes, in an order that varies",
+    "pytest-timeout": "fails a test that runs longer than its limit",
+    "pytest-check": "lets a test continue after a failed check, and fails it at the end",
+}
+
+
+def plugin_effect(distribution: str) -> str | None:
+    """What a known plugin changes about a run's order or outcomes; None for any other."""
+    return _EFFECTS.get(re.sub(r"[-_.]+", "-", distribution).lower())
 
 
 def _version(text: str) -> tuple[int, ...]:

@@ -29,8 +29,8 @@ class ExecuteTests(Generic[T]):
     - Exit 2 (interrupted, including collection errors), 3 (internal error), 4 (usage error),
       a timeout, a fatal signal, pytest being unavailable, and any exit without a finished
       session raise ExecutionFailed: there is no result to trust.
-    - `detail` decides which reports are listed: none ('summary'), non-passing ('failures',
-      the default), or every report ('all'). Counts are always complete.
+    - `detail` decides which reports are listed: none ('summary'), non-passing and flaky (passed
+      after a rerun; 'failures', the default), or every report ('all'). Counts are always complete.
     - A clean run (exit code 0 or 5, no collection errors) is answered with its exit code and
       counts (and any listed reports): no `text_output` and no `command`, so an all-pass answer
       has the same small size whatever the number of tests. `detail='all'` keeps both, with a
@@ -165,7 +165,7 @@ def _listed(request: ExecuteTestsRequest, reports: tuple[ReportedTest, ...]) -> 
     if request.detail == "summary":
         tests: tuple[ReportedTest, ...] = ()
     elif request.detail == "failures":
-        tests = tuple(test for test in reports if test.outcome != "passed")
+        tests = tuple(test for test in reports if test.outcome != "passed" or test.reruns)  # flaky passes too
     else:
         tests = reports
     if not request.show_capture:

@@ -7,7 +7,7 @@ import re
 from pytest_mcp.domain.errors import MAX_LISTED_ERRORS, ExecutionFailed, FailureDetails
 from pytest_mcp.domain.models import CollectionError
 from pytest_mcp.domain.runs import Termination
-from pytest_mcp.domain.text import keep_head, keep_tail, last_line
+from pytest_mcp.domain.text import current_thread_only, keep_head, keep_tail, last_line
 
 RESULT_EXIT_CODES = (0, 1, 5)
 _TAIL_CHARS = 4000
@@ -42,6 +42,7 @@ def execution_failure(
     A run is a result only when pytest exited with 0, 1 or 5 *and* finished its session;
     everything else is an ExecutionFailed whose message alone tells a model what happened.
     """
+    stderr = current_thread_only(stderr)  # a faulthandler dump of a timeout or crash: the test's thread
     details = FailureDetails(
         exit_code=termination.exit_code,
         command=command,

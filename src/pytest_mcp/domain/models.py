@@ -61,6 +61,12 @@ class Summary(_Value):
     subtests_passed: int = Field(0, description="pytest's `N subtests passed`; 0 when the line leaves it out.")
     subtests_failed: int = Field(0, description="pytest's `N subtests failed`; 0 when the line leaves it out.")
     subtests_skipped: int = Field(0, description="pytest's `N subtests skipped`; 0 when the line leaves it out.")
+    rerun: int = Field(0, description="pytest-rerunfailures' `N rerun`: failed attempts that were run again.")
+    other_statuses: dict[str, int] = Field(
+        default_factory=dict,
+        description="Every other status a plugin adds to pytest's summary line, by pytest's word, in its order "
+        "(e.g. {'flaky': 2}); left out when there is none.",
+    )
     duration: Seconds = Field(0.0, description="Seconds pytest spent in the session, to the millisecond.")
 
     always_present: ClassVar[frozenset[str]] = frozenset(
@@ -77,6 +83,7 @@ class Summary(_Value):
             "subtests_passed",
             "subtests_failed",
             "subtests_skipped",
+            "rerun",
             "duration",
         }
     )
@@ -96,6 +103,8 @@ class Summary(_Value):
             (self.subtests_passed, "subtests passed"),
             (self.subtests_failed, "subtests failed"),
             (self.subtests_skipped, "subtests skipped"),
+            (self.rerun, "rerun"),
+            *((count, word) for word, count in self.other_statuses.items()),
         ]
         return ", ".join(f"{count} {word}" for count, word in parts if count) or "no tests ran"
 
@@ -105,7 +114,8 @@ class Summary(_Value):
 
     @classmethod
     def from_counts(cls, counts: Mapping[str, int], *, total: int, duration: float) -> Summary:
-        """Build from counts keyed by pytest's words (`error`, `subtests passed`); absent keys are 0."""
+        """Build from counts keyed by pytest's words (`error`, `subtests passed`, `rerun`); absent keys
+        are 0, and any word not modelled here is kept, in order, in `other_statuses`."""
         return cls(
             total=total,
             passed=counts.get("passed", 0),
@@ -119,8 +129,16 @@ class Summary(_Value):
             subtests_passed=counts.get("subtests passed", 0),
             subtests_failed=counts.get("subtests failed", 0),
             subtests_skipped=counts.get("subtests skipped", 0),
+            rerun=counts.get("rerun", 0),
+            other_statuses={word: count for word, count in counts.items() if word not in _MODELLED and count},
             duration=duration,
         )
+
+
+_MODELLED = frozenset(
+    {"passed", "failed", "skipped", "xfailed", "xpassed", "error", "deselected", "warnings", "rerun"}
+    | {"subtests passed", "subtests failed", "subtests skipped"}
+)
 
 
 class ReportedTest(_Value):
@@ -135,6 +153,12 @@ class ReportedTest(_Value):
     duration: Seconds = Field(0.0, description="Seconds this phase took, to the millisecond; 0 when under 0.5 ms.")
     stdout: str | None = Field(None, description="Captured stdout, when show_capture is on.")
     stderr: str | None = Field(None, description="Captured stderr, when show_capture is on.")
+    reruns: int = Field(
+        0,
+        description="Times pytest-rerunfailures ran it again after a failed attempt. With outcome 'passed' the "
+        "test is flaky: it is listed although it passed.",
+    )
+    first_failure: str | None = Field(None, description="With reruns: the message of its first failed attempt.")
 
     @property
     def is_failure(self) -> bool:
@@ -277,6 +301,9 @@ class PluginInfo(_Value):
     entry_points: tuple[str, ...] = Field(description="Plugin names it registers; `-p no:NAME` disables one.")
     loaded: bool | None = Field(
         None, description="Whether pytest loads it in this project (autoload, -p, addopts); null when unknown."
+    )
+    changes: str | None = Field(
+        None, description="For a plugin known to change the order or the outcomes of tests: what it changes."
     )
 
 

@@ -49,3 +49,27 @@ def last_line(text: str, *, startswith: str = "") -> str | None:
         if stripped and stripped.startswith(startswith):
             return stripped
     return None
+
+
+def current_thread_only(text: str) -> str:
+    """`text` without the stacks of other threads in a faulthandler dump, with a marker if any left.
+
+    faulthandler dumps every thread: `Current thread 0x...` is the one the signal interrupted (the
+    test's, for a timeout or a crash); each `Thread 0x...` block is another thread (a plugin's
+    server, a pool), noise in the evidence. A block ends at the first blank line or non-frame line.
+    (The reporter applies the same rule, in the target's process, to captured output.)
+    """
+    if "Thread 0x" not in text:
+        return text
+    kept, dropped, skipping = [], 0, False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("Thread 0x"):
+            skipping, dropped = True, dropped + 1
+            continue
+        if skipping and not line.startswith("  File "):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    if dropped:
+        kept.append(f"[... {dropped} other thread(s)' stacks left out ...]\n")
+    return "".join(kept)

@@ -47,11 +47,21 @@ def _evidence(traceback: str, count: int) -> list[str]:
     return _last_lines("\n".join([*kept, lines[-1]]), count) if kept else _last_lines(traceback, count)
 
 
+def _attempts(test: ReportedTest) -> str:
+    return f"{test.reruns + 1} attempts" if test.reruns else ""
+
+
+def _render_flaky(test: ReportedTest) -> str:
+    first = f"; first failure: {_short(test.first_failure.splitlines()[0])}" if test.first_failure else ""
+    return f"FLAKY {test.node_id}: passed on attempt {test.reruns + 1}{first}"
+
+
 def _render_failure(test: ReportedTest) -> list[str]:
     label = "ERROR" if test.outcome == "error" else "FAILED"
     phase = "" if test.phase == "call" else f" [{test.phase}]"
     where = f" ({test.location})" if test.location else ""
-    lines = [f"{label} {test.node_id}{phase}{where}"]
+    attempts = f" [failed all {_attempts(test)}]" if test.reruns else ""
+    lines = [f"{label} {test.node_id}{phase}{where}{attempts}"]
     if test.message and test.message.startswith("subtest "):
         # Subtests share their test's node id; the description is what tells them apart.
         lines.append(f"  {_short(test.message.splitlines()[0])}")
@@ -74,6 +84,10 @@ def render_run(result: RunResult) -> str:
     for test in failures:
         lines.append("")
         lines += _render_failure(test)
+    flaky = [test for test in result.tests if test.outcome == "passed" and test.reruns]
+    if flaky:
+        lines.append("")
+        lines += [_render_flaky(test) for test in flaky]
     others = [test for test in result.tests if test.outcome in ("xpassed", "skipped", "xfailed")]
     if others:
         lines.append("")

@@ -31,6 +31,7 @@ class ParsedReport:
     items: list[CollectedTest] = field(default_factory=list)
     collection_errors: list[CollectionError] = field(default_factory=list)
     deselected: int = 0
+    reproduce: tuple[str, ...] = ()  # options that repeat a plugin's seed or order (pytest-randomly)
 
 
 def _event(raw: bytes) -> tuple[str | None, dict[str, Any]]:
@@ -76,6 +77,7 @@ def _apply(parsed: ParsedReport, kind: str | None, event: dict[str, Any]) -> Non
     elif kind == protocol.SUMMARY:
         counts = event["counts"]
         parsed.deselected = counts["deselected"]
+        parsed.reproduce = tuple(str(option) for option in event.get("reproduce", ()))
         parsed.summary = Summary.from_counts(counts, total=event["total"], duration=event["duration"])
 
 

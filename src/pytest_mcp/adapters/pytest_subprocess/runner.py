@@ -103,7 +103,7 @@ class SubprocessPytestRunner(TestRunner):
         )
         return RunReport(
             termination=run.refused or self._termination(run.outcome, python=run.command[0]),
-            command=run.command,
+            command=_reproducible(run.command, run.parsed.reproduce),
             duration=run.outcome.duration,
             summary=run.parsed.summary,
             tests=tuple(run.parsed.tests),
@@ -122,7 +122,7 @@ class SubprocessPytestRunner(TestRunner):
         summary = run.parsed.summary
         return CollectionReport(
             termination=run.refused or self._termination(run.outcome, python=run.command[0]),
-            command=run.command,
+            command=_reproducible(run.command, run.parsed.reproduce),
             duration=run.outcome.duration,
             finished=summary is not None,
             tests=tuple(run.parsed.items),
@@ -216,3 +216,11 @@ class SubprocessPytestRunner(TestRunner):
                 "install pytest into that environment or point --python at one that has it",
             )
         return Termination(kind="exited", exit_code=outcome.returncode)
+
+
+def _reproducible(command: tuple[str, ...], reproduce: tuple[str, ...]) -> tuple[str, ...]:
+    """The command with what repeats a plugin's seed (pytest-randomly's) before the `--` and node ids."""
+    if not reproduce:
+        return command
+    split = command.index("--") if "--" in command else len(command)
+    return (*command[:split], *reproduce, *command[split:])

@@ -103,6 +103,35 @@ def _subtest_description(report):
     return None
 
 
+_THREAD_HEADS = ("Thread 0x", "Current thread 0x", "~~~~", "++++")
+
+
+def _this_thread_only(text):
+    """Captured output without the stacks of other threads that a dump printed.
+
+    faulthandler (pytest's `faulthandler_timeout`, a crash) prints every thread: `Current thread
+    0x...` is the one that ran the test, each `Thread 0x...` another (pytest-rerunfailures' server,
+    a pool). pytest-timeout prints `~~~ Stack of <name> (<id>) ~~~` for each thread; the test ran in
+    MainThread. The other threads' stacks are noise in a failure's evidence, and are left out
+    with a line that says so; the timeout's own lines stay.
+    """
+    if not text or ("Thread 0x" not in text and "~ Stack of " not in text):
+        return text
+    kept, dropped, keeping = [], 0, True
+    for line in text.splitlines(keepends=True):
+        if line.startswith(_THREAD_HEADS):
+            if line.startswith(("~~~~", "++++")) and " Stack of " not in line:
+                keeping = True  # pytest-timeout's "Timeout" banners around the stacks
+            else:
+                keeping = line.startswith("Current thread 0x") or " Stack of MainThread " in line
+                dropped += not keeping
+        if keeping:
+            kept.append(line)
+    if dropped:
+        kept.append("[... %d other thread(s)' stacks left out by pytest-mcp ...]\n" % dropped)
+    return "".join(kept)
+
+
 def _location(location):
     if not location:
         return None
@@ -123,6 +152,9 @@ class Reporter:
         self.finished = None
         self.progress = config.getoption(protocol.OPTION_PROGRESS)
         self.failed = 0
+        self.reruns = {}  # node id -> (failed attempts run again, the first one's message)
+        self.own_stats = {}  # the terminal's statistics, kept here only when it is not loaded
+        self.terminal_missing = None
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -137,18 +169,31 @@ class Reporter:
                 protocol.SUMMARY,
                 counts=self._counts(),
                 duration=round(time.perf_counter() - self.started, 6),
+                reproduce=self._reproduce(),
                 **self.finished,
             )
         self.file.close()
 
     def _counts(self):
+        """Every count pytest's summary line shows, by its word: the known ones, then each status a
+        plugin added (pytest-rerunfailures' `rerun`, ...) in the order pytest first saw it. Without
+        the terminal plugin (`-p no:terminal`) there is no line: the same tallies, kept here."""
         counts = dict.fromkeys(COUNTED, 0)
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
-        stats = getattr(terminal, "stats", {}) if terminal is not None else {}
+        stats = getattr(terminal, "stats", None) if terminal is not None else None
+        if stats is None:
+            stats = self.own_stats
         for key, reports in stats.items():
-            if key in counts:
+            if key:  # setup and teardown reports that pass have no word
                 counts[key] = sum(1 for r in reports if getattr(r, "count_towards_summary", True))
         return counts
+
+    def _reproduce(self):
+        """The options that make a run reproducible when a plugin seeded or reordered it."""
+        seed = getattr(self.config.option, "randomly_seed", None)
+        if self.config.pluginmanager.hasplugin("randomly") and isinstance(seed, int):
+            return ["-p", "randomly", "--randomly-seed=%d" % seed]
+        return []
 
     def pytest_sessionstart(self, session):
         self.started = time.perf_counter()
@@ -170,13 +215,43 @@ class Reporter:
             return "error" if report.when != "call" else "failed"
         return "skipped" if report.skipped else "passed"
 
+    def _tally(self, report):
+        """Without the terminal plugin, count each report under its status, as the terminal would."""
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        category = status[0] if status else ""
+        self.own_stats.setdefault(category, []).append(report)
+
+    def _no_terminal(self):
+        if self.terminal_missing is None:  # the terminal plugin registers itself after we do
+            self.terminal_missing = not self.config.pluginmanager.hasplugin("terminalreporter")
+        return self.terminal_missing
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_deselected(self, items):
+        if self._no_terminal():
+            self.own_stats.setdefault("deselected", []).extend(items)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_warning_recorded(self, warning_message, when, nodeid, location):
+        if self._no_terminal():
+            self.own_stats.setdefault("warnings", []).append(warning_message)
+
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report):
+        if self._no_terminal():
+            self._tally(report)
+        if report.outcome == "rerun":  # pytest-rerunfailures: this attempt failed and runs again
+            count, first = self.reruns.get(report.nodeid, (0, None))
+            self.reruns[report.nodeid] = (count + 1, first or self._message(report, "failed"))
+            return
+        rerun = self.reruns.get(report.nodeid)
+        flaky = rerun is not None and report.passed and report.when == "call"
         # Most reports are a plain pass that nothing lists: return before asking every plugin for
-        # its status (three reports per test). An xpass (`wasxfail`) and a subtest (`context`) are
-        # not plain passes.
+        # its status (three reports per test). An xpass (`wasxfail`), a subtest (`context`) and a
+        # pass after reruns (flaky) are not plain passes.
         if (
             report.passed
+            and not flaky
             and (report.when != "call" or not self.include_passed)
             and not hasattr(report, "wasxfail")
             and not hasattr(report, "context")
@@ -184,19 +259,10 @@ class Reporter:
             return
         subtest = _subtest_description(report)
         outcome = self._category(report, subtest is not None)
-        if outcome is None or outcome == "passed" and (report.when != "call" or not self.include_passed):
+        listed_pass = report.when == "call" and (self.include_passed or flaky)
+        if outcome is None or outcome == "passed" and not listed_pass:
             return
-        message = None
-        longrepr = report.longrepr
-        if outcome in ("xfailed", "xpassed"):
-            message = getattr(report, "wasxfail", "") or None
-        elif isinstance(longrepr, tuple) and len(longrepr) == 3:
-            message = str(longrepr[2])
-        elif longrepr is not None:
-            crash = getattr(longrepr, "reprcrash", None)
-            message = crash.message if crash is not None else str(longrepr).strip().splitlines()[-1:]
-            if isinstance(message, list):
-                message = message[0] if message else None
+        message = self._message(report, outcome)
         if subtest is not None:
             # The node id is the enclosing test's (what pytest prints after SUBFAILED, and what
             # can be run again); the description says which subtest.
@@ -206,6 +272,9 @@ class Reporter:
         traceback = None
         if report.failed:
             traceback = _cut(_project_traceback(report), TRACEBACK_HEAD, TRACEBACK_TAIL)
+        fields = {}
+        if rerun is not None:  # how many attempts failed before this one, and how the first did
+            fields = {"reruns": rerun[0], "first_failure": _cut(rerun[1], MESSAGE_LIMIT // 4, MESSAGE_LIMIT // 4)}
         self.emit(
             protocol.TEST,
             node_id=report.nodeid,
@@ -215,9 +284,25 @@ class Reporter:
             message=_cut(message, MESSAGE_LIMIT // 4, MESSAGE_LIMIT - MESSAGE_LIMIT // 4),
             traceback=traceback,
             duration=round(report.duration, 6),
-            stdout=_cut(report.capstdout, 0, CAPTURE_LIMIT) or None if report.failed else None,
-            stderr=_cut(report.capstderr, 0, CAPTURE_LIMIT) or None if report.failed else None,
+            stdout=_cut(_this_thread_only(report.capstdout), 0, CAPTURE_LIMIT) or None if report.failed else None,
+            stderr=_cut(_this_thread_only(report.capstderr), 0, CAPTURE_LIMIT) or None if report.failed else None,
+            **fields,
         )
+
+    def _message(self, report, outcome):
+        """The one line that says what happened: the reason of a skip or xfail, else the crash line."""
+        longrepr = report.longrepr
+        if outcome in ("xfailed", "xpassed"):
+            return getattr(report, "wasxfail", "") or None
+        if isinstance(longrepr, tuple) and len(longrepr) == 3:
+            return str(longrepr[2])
+        if longrepr is None:
+            return None
+        crash = getattr(longrepr, "reprcrash", None)
+        if crash is not None:
+            return crash.message
+        lines = str(longrepr).strip().splitlines()
+        return lines[-1] if lines else None
 
     @pytest.hookimpl(trylast=True)
     def pytest_collectreport(self, report):
