@@ -26,6 +26,8 @@ class ExecuteTests(Generic[T]):
     - `timeout` defaults to the policy's default; `failfast` is `maxfail=1`.
     - Exit 0 (all passed), 1 (tests failed) and 5 (nothing collected) are results, provided
       pytest finished its session: test failures are data, not errors.
+    - Exit 2 when pytest-xdist ended a failure-limit stop (`-x`, `--maxfail`) as an interruption
+      is a result too: the session finished, and its counts are pytest's.
     - Exit 2 (interrupted, including collection errors), 3 (internal error), 4 (usage error),
       a timeout, a fatal signal, pytest being unavailable, and any exit without a finished
       session raise ExecutionFailed: there is no result to trust.
@@ -80,6 +82,9 @@ class ExecuteTests(Generic[T]):
             await throttled.flush()
         if watch is not None:
             await watch.listen(None)  # the last update reaches whoever listens
+        if report.termination.kind == "option_refused":
+            field, _, reason = (report.termination.detail or "arguments: refused").partition(": ")
+            raise InvalidArguments(request.tool, [FieldError(field, reason)])
         if report.termination.kind == "plugin_missing":
             raise InvalidArguments(request.tool, [_missing_plugin_error(report.termination.detail)])
         if report.termination.kind == "command_too_long" and request.node_ids:

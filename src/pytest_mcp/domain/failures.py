@@ -91,6 +91,8 @@ def execution_failure(
     code = termination.exit_code
     if code in RESULT_EXIT_CODES and session_finished:
         return None
+    if code == 2 and session_finished and not collection_errors and _stopped_at_maxfail(stdout):
+        return None  # pytest-xdist ends a --maxfail/-x stop as an interruption; its counts are whole
     if code == 2:
         if collection_errors:
             count = len(collection_errors)
@@ -116,6 +118,12 @@ def execution_failure(
         "(a test or conftest may have called sys.exit or os._exit); results are unavailable",
         details,
     )
+
+
+def _stopped_at_maxfail(stdout: str) -> bool:
+    """Whether pytest's last `!!!` line says the run stopped at its failure limit (`-x`, `--maxfail`)."""
+    why = last_line(stdout, startswith="!") or ""
+    return bool(re.search(r"stopping after \d+ failures", why))
 
 
 def _dumped_site(stderr: str) -> str | None:

@@ -226,7 +226,8 @@ class RunResult(_Value):
         None, description="With status 'running' or 'cancelled': tests done out of the total."
     )
     exit_code: int | None = Field(
-        description="0: all passed, 1: some failed, 5: no tests collected; null while running or when cancelled."
+        description="0: all passed, 1: some failed, 5: no tests collected, 2: pytest-xdist stopped the run at its "
+        "failure limit (failfast, maxfail, -x); null while running or when cancelled."
     )
     summary: Summary = Field(
         description="pytest's counts; while running, the counts of the tests finished so far, from their reports."

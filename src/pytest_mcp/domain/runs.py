@@ -9,7 +9,14 @@ from pydantic import Field
 from pytest_mcp.domain.models import CollectedTest, CollectionError, CoverageReport, ReportedTest, Summary, _Value
 
 TerminationKind = Literal[
-    "exited", "signalled", "timed_out", "pytest_unavailable", "busy", "plugin_missing", "command_too_long"
+    "exited",
+    "signalled",
+    "timed_out",
+    "pytest_unavailable",
+    "busy",
+    "plugin_missing",
+    "option_refused",
+    "command_too_long",
 ]
 
 
@@ -55,8 +62,8 @@ class Termination(_Value):
     detail: str | None = Field(
         None,
         description="Why pytest could not be started, why the run had to wait, (plugin_missing) "
-        "the distribution that is missing, e.g. `pytest-xdist`, or (command_too_long) why the OS would "
-        "refuse the command.",
+        "the distribution that is missing, e.g. `pytest-xdist`, (option_refused) `FIELD: REASON` for a "
+        "request the project's configuration cannot honour, or (command_too_long) why the OS would refuse the command.",
     )
 
 

@@ -206,6 +206,9 @@ class SubprocessPytestRunner(TestRunner):
         if outcome.returncode == protocol.PLUGIN_MISSING_EXIT and protocol.PLUGIN_MISSING_MARK in outcome.stderr:
             missing = outcome.stderr.split(protocol.PLUGIN_MISSING_MARK, 1)[-1].strip().splitlines()[0]
             return Termination(kind="plugin_missing", detail=missing)
+        if outcome.returncode == 4 and protocol.REFUSED_OPTION_MARK in outcome.stderr:
+            refused = outcome.stderr.split(protocol.REFUSED_OPTION_MARK, 1)[-1].strip().splitlines()[0]
+            return Termination(kind="option_refused", detail=refused)
         if outcome.returncode is None or (
             outcome.returncode == protocol.PYTEST_MISSING_EXIT and protocol.PYTEST_MISSING_MARK in outcome.stderr
         ):

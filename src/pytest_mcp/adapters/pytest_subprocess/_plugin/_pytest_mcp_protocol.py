@@ -32,5 +32,8 @@ PYTEST_MISSING_EXIT = 86
 PYTEST_MISSING_MARK = "pytest-mcp: cannot import pytest:"
 PLUGIN_MISSING_EXIT = 87
 PLUGIN_MISSING_MARK = "pytest-mcp: missing plugin:"
+# The reporter's refusal of a request the project's configuration cannot honour: a usage error
+# (exit 4) whose message starts with this, then `FIELD: REASON`.
+REFUSED_OPTION_MARK = "pytest-mcp: refused option:"
 DUMP_SIGNAL = "SIGUSR1"
 """On this signal faulthandler writes every thread's stack to the stderr pytest started with."""

@@ -218,7 +218,8 @@ class Reporter:
     def _tally(self, report):
         """Without the terminal plugin, count each report under its status, as the terminal would."""
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
-        category = status[0] if status else ""
+        # The terminal plugin's own hook, the last one asked, is what files a plain call report.
+        category = status[0] if status else report.outcome
         self.own_stats.setdefault(category, []).append(report)
 
     def _no_terminal(self):
@@ -484,6 +485,15 @@ def pytest_configure(config):
     path = config.getoption(protocol.OPTION_REPORT)
     if not path or hasattr(config, "workerinput"):  # xdist workers report through the controller
         return
+    if not config.pluginmanager.hasplugin("cacheprovider"):
+        # --lf and --ff read pytest's cache; without it pytest would silently run everything.
+        for option, field in (("lf", "last_failed"), ("failedfirst", "failed_first")):
+            if config.getoption(option, default=False):
+                raise pytest.UsageError(
+                    "%s %s: needs pytest's cache, which the project's configuration turns off "
+                    "(-p no:cacheprovider); omit this field, or remove that option"
+                    % (protocol.REFUSED_OPTION_MARK, field)
+                )
     reporter = ProgressReporter if config.getoption(protocol.OPTION_PROGRESS) else Reporter
     config.pluginmanager.register(reporter(config, path), "pytest-mcp-reporter")
 
