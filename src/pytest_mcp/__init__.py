@@ -1,10 +1,8 @@
 """pytest-mcp: run a project's pytest suite for AI agents over MCP, with exact, structured results."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("pytest-mcp")
-except PackageNotFoundError:  # pragma: no cover - only when running from an uninstalled tree
-    __version__ = "0.0.0"
+# The one version source: setuptools reads it for the distribution's metadata (pyproject.toml,
+# `dynamic`), and `--version`, MCP's serverInfo and /healthz import it. A literal, so it is the
+# same in an editable install, a wheel and an uninstalled tree (ADR 0013).
+__version__ = "0.2.0"
 
 __all__ = ["__version__"]

@@ -46,6 +46,6 @@ def test_every_class_and_function_in_all_has_a_docstring() -> None:
 
 
 def test_the_package_declares_no_pytest11_entry_point() -> None:
-    groups = {entry.group for entry in distribution("pytest-mcp").entry_points}
+    groups = {entry.group for entry in distribution("mcp-server-pytest").entry_points}
 
     assert "pytest11" not in groups
