@@ -2,8 +2,10 @@
 
 It discovers the tests, runs them, reads each failure, asks `fix` to repair it, and then
 re-runs only the node ids that failed. A run that times out is retried once with twice the
-timeout; a project whose tests cannot be collected is reported, not "fixed". A real agent
-puts a model where `fix` is; everything else here is what it would send and read.
+timeout, and given up on if it times out again. A module that cannot be collected is reported,
+not "fixed", and the agent narrows its runs to the files that did collect: a run that selected
+the broken module would be interrupted before running anything. A real agent puts a model where
+`fix` is; everything else here is what it would send and read.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Transcript:
     """What the agent did, for its tests to check."""
 
     discovered: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     rerun: list[str] = field(default_factory=list)
     exit_code: int | None = None
@@ -47,13 +50,15 @@ async def fix_failing_tests(client: Client, fix: Fix, *, timeout: int = 60) -> T
     #    tests, collection_errors and every count are always there, zeros and empty lists included.
     discovery = await _structured(client, "discover_tests", {})
     transcript.discovered = [test["node_id"] for test in discovery["tests"]]
-    if discovery["collection_errors"]:
-        error = discovery["collection_errors"][0]
-        transcript.gave_up = f"cannot collect {error['node_id']}: {error['message']}"
+    transcript.broken = [f"{error['node_id']}: {error['message']}" for error in discovery["collection_errors"]]
+    if transcript.broken and not transcript.discovered:
+        transcript.gave_up = "nothing collects: " + "; ".join(transcript.broken)
         return transcript
 
-    # 2. Run everything, retrying once with a larger timeout if the run is too slow.
-    run = await _run(client, {}, timeout, transcript)
+    # 2. Run everything (or, with a broken module, every file that collects), retrying once with a
+    #    larger timeout if the run is too slow.
+    selection = {"node_ids": list(dict.fromkeys(n.split("::", 1)[0] for n in transcript.discovered))}
+    run = await _run(client, selection if transcript.broken else {}, timeout, transcript)
     if run is None:
         return transcript
 
@@ -84,6 +89,7 @@ async def _run(
     for attempt in (timeout, timeout * 2):
         result = await client.call_tool("execute_tests", {**arguments, "timeout": attempt})
         if not result.is_error:
+            transcript.gave_up = None  # a retry that worked
             return _structured_of(result, "execute_tests")
         # An error result: its text is what a model reads; _meta["pytest-mcp/error"] classifies it
         # for programs. Anything but a timeout is not worth retrying.

@@ -58,6 +58,25 @@ async def test_the_agent_retries_a_timed_out_run_once_with_twice_the_timeout(
     assert transcript.exit_code == 0
 
 
+async def test_a_test_that_hangs_every_time_makes_the_agent_give_up_after_one_retry(
+    scripted: FakeTestRunner, pytest_mcp_client: Client
+) -> None:
+    # Scoped to a test, the hang is the project's: every run that selects the test hangs again,
+    # as a real deadlock would; the retry with twice the timeout does not get past it.
+    scripted.fail_with("timeout", node_id=CHECKOUT)
+
+    async def fix(failure: Failure) -> None:
+        raise AssertionError("nothing should be fixed when no run finishes")
+
+    transcript = await fix_failing_tests(pytest_mcp_client, fix, timeout=30)
+
+    runs = [call for call in scripted.calls if isinstance(call, RunSpec)]
+    assert [run.timeout for run in runs] == [30, 60]
+    assert transcript.gave_up is not None
+    assert transcript.gave_up.startswith("pytest did not finish within 60s")
+    assert "while running test_pays (test_cart.py:15)" in transcript.gave_up
+
+
 async def test_the_agent_gives_up_on_a_crash_with_pytest_mcps_message(
     scripted: FakeTestRunner, pytest_mcp_client: Client
 ) -> None:
@@ -74,19 +93,27 @@ async def test_the_agent_gives_up_on_a_crash_with_pytest_mcps_message(
     assert transcript.failures == []
 
 
-async def test_the_agent_reports_a_module_that_cannot_be_collected_and_runs_nothing(
+async def test_the_agent_works_around_a_module_that_cannot_be_collected(
     scripted: FakeTestRunner, pytest_mcp_client: Client
 ) -> None:
-    scripted.fail_with("collection_error", "ImportError: cannot import name 'Cart'", node_id="tests/test_orders.py")
+    # Scoped to its module, the import error breaks every call that collects that file, and no
+    # other: the agent's narrowed runs pass it by, a run that selects it is interrupted.
+    broken = "tests/test_orders.py"
+    scripted.fail_with("collection_error", "ImportError: cannot import name 'Cart'", node_id=broken)
 
     async def fix(failure: Failure) -> None:
-        raise AssertionError("nothing should be fixed")
+        scripted.script(failure.node_id, "passed", line=8)
 
     transcript = await fix_failing_tests(pytest_mcp_client, fix)
+    whole_project = await pytest_mcp_client.call_tool("execute_tests", {})
 
-    assert transcript.gave_up == "cannot collect tests/test_orders.py: ImportError: cannot import name 'Cart'"
+    assert transcript.broken == [f"{broken}: ImportError: cannot import name 'Cart'"]
     assert transcript.discovered == [TOTAL, DISCOUNT, CHECKOUT]
-    assert not any(isinstance(call, RunSpec) for call in scripted.calls)
+    runs = [call for call in scripted.calls if isinstance(call, RunSpec)]
+    assert [run.node_ids for run in runs[:2]] == [("tests/test_cart.py",), (DISCOUNT,)]
+    assert (transcript.rerun, transcript.exit_code) == ([DISCOUNT], 0)
+    assert whole_project.is_error
+    assert (whole_project.meta or {})["pytest-mcp/error"]["reason"] == "interrupted"
 
 
 class TestAgainstARecordedRealRun:

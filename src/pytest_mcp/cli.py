@@ -17,15 +17,18 @@ from pydantic.fields import FieldInfo
 
 from pytest_mcp import __version__
 from pytest_mcp.adapters.mcp.tool_errors import ERROR_META_KEY
-from pytest_mcp.domain.errors import ExecutionFailed
+from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     from pytest_mcp.container import Container
 
 
-def _common_options() -> argparse.ArgumentParser:
-    """A flag for each setting that has one, built from `Settings`: name, type, choices, help, default."""
+def _common_options(*, serving: bool = True) -> argparse.ArgumentParser:
+    """A flag for each setting that has one, built from `Settings`: name, type, choices, help, default.
+
+    Without `serving`, the settings of the transports (HTTP, SSE) are left out: `call` and `record`
+    serve nothing."""
     common = argparse.ArgumentParser(add_help=False)
     for name, field in Settings.model_fields.items():
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
@@ -33,6 +36,8 @@ def _common_options() -> argparse.ArgumentParser:
         if spec is None:
             continue
         assert isinstance(spec, dict)
+        if spec.get("serving") and not serving:
+            continue
         # SUPPRESS keeps unset flags out of the namespace, so the environment and defaults apply.
         options: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": _help(field)}
         annotation = field.annotation
@@ -59,6 +64,7 @@ def _help(field: FieldInfo) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common_options()
+    in_process = _common_options(serving=False)
     parser = argparse.ArgumentParser(
         prog="pytest-mcp",
         description="Serve a project's pytest suite to AI agents over MCP (stdio by default).",
@@ -73,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     call = commands.add_parser(
         "call",
-        parents=[common],
+        parents=[in_process],
         help="run one tool in-process and print its text and structured result",
         description="Run one tool through the full MCP stack in-process, without an MCP client.",
     )
@@ -81,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("arguments", nargs="?", default="{}", help="the tool's arguments as a JSON object")
     record = commands.add_parser(
         "record",
-        parents=[common],
+        parents=[in_process],
         help="run the suite once and save it as a replayable FakeTestRunner script",
         description="Run the project's tests once with the real runner and write every test's outcome and "
         "evidence to a JSON recording that pytest_mcp.testing.FakeTestRunner.from_recording replays.",
@@ -126,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.exit(2, "pytest-mcp: arguments: must be a JSON object\n")
         sys.exit(_call(container, args.tool, arguments))
     if args.command == "record":
-        sys.exit(_record(container, Path(args.out)))
+        sys.exit(_record(container, settings.root, Path(args.out)))
     sys.exit(_serve(container))
 
 
@@ -210,12 +216,17 @@ def _print_error(code: object, message: object, data: object) -> int:
     return 1
 
 
-def _record(container: Container, out: Path) -> int:
+def _record(container: Container, root: Path, out: Path) -> int:
     try:
         document = anyio.run(container.recorder().record)
     except ExecutionFailed as exc:
         print(f"pytest-mcp: nothing recorded: {exc.message}", file=sys.stderr)
         return 1
+    except InvalidArguments as exc:  # the files that did collect are too many to name in one command
+        print(f"pytest-mcp: nothing recorded: {exc}", file=sys.stderr)
+        return 1
     out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"recorded {len(document['tests'])} tests from {document['root']} to {out}")
+    errors = len(document["collection_errors"])
+    broken = f" and {errors} collection error{'s' if errors != 1 else ''}" if errors else ""
+    print(f"recorded {len(document['tests'])} tests{broken} from {root} to {out}")
     return 0

@@ -34,10 +34,11 @@ _NOT_FROM_FILE = {
 }
 
 
-def flag(metavar: str | None = None, *, name: str | None = None) -> dict[str, Any]:
+def flag(metavar: str | None = None, *, name: str | None = None, serving: bool = False) -> dict[str, Any]:
     """How a setting appears on the command line (cli.py builds its flags from these): its metavar,
-    and a name when it is not `--` plus the field's name with dashes."""
-    return {"flag": {"metavar": metavar, "name": name}}
+    a name when it is not `--` plus the field's name with dashes, and whether it only matters when
+    serving (the transports), so that `call` and `record` leave it out."""
+    return {"flag": {"metavar": metavar, "name": name, "serving": serving}}
 
 
 NO_FLAG: dict[str, Any] = {"flag": None}
@@ -125,49 +126,58 @@ class Settings(BaseModel):
         "subprocess", description="A real pytest, or the test double (for tests).", json_schema_extra=NO_FLAG
     )
     transport: Literal["stdio", "http", "sse"] = Field(
-        "stdio", description="stdio, http (streamable HTTP) or sse (the older HTTP+SSE)."
+        "stdio",
+        description="stdio, http (streamable HTTP) or sse (the older HTTP+SSE).",
+        json_schema_extra=flag(serving=True),
     )
     host: str = Field(
         "127.0.0.1",
         description="Address the HTTP transports bind to; beyond loopback a token is required.",
-        json_schema_extra=flag("HOST"),
+        json_schema_extra=flag("HOST", serving=True),
     )
-    port: int = Field(8000, ge=1, le=65535, description="Port of the HTTP transports.", json_schema_extra=flag("PORT"))
+    port: int = Field(
+        8000, ge=1, le=65535, description="Port of the HTTP transports.", json_schema_extra=flag("PORT", serving=True)
+    )
     path: str | None = Field(
         None,
         description="Endpoint path of the HTTP transports (default: /mcp for http; for sse, the stream at /sse and "
         "messages POSTed to /messages/, as the SDKs expect; a given sse path takes its messages at PATH/messages/).",
-        json_schema_extra=flag("PATH"),
+        json_schema_extra=flag("PATH", serving=True),
     )
     stateless: bool = Field(
-        False, description="Streamable HTTP without per-session state, for N instances behind a load balancer."
+        False,
+        description="Streamable HTTP without per-session state, for N instances behind a load balancer.",
+        json_schema_extra=flag(serving=True),
     )
     allowed_hosts: tuple[str, ...] = Field(
         (),
         description="A Host header to accept besides loopback (repeatable).",
-        json_schema_extra=flag("HOST[:PORT]", name="--allowed-host"),
+        json_schema_extra=flag("HOST[:PORT]", name="--allowed-host", serving=True),
     )
     http_request_timeout: int = Field(
         10,
         ge=1,
         le=600,
         description="Seconds an HTTP client has to send a whole request, headers and body.",
-        json_schema_extra=flag("SECONDS"),
+        json_schema_extra=flag("SECONDS", serving=True),
     )
     max_connections: int = Field(
-        512, ge=1, description="HTTP connections open at once; more are answered 503.", json_schema_extra=flag("N")
+        512,
+        ge=1,
+        description="HTTP connections open at once; more are answered 503.",
+        json_schema_extra=flag("N", serving=True),
     )
     max_sessions: int = Field(
         256,
         ge=1,
         description="HTTP sessions at once; a new one closes the least recently used idle session.",
-        json_schema_extra=flag("N"),
+        json_schema_extra=flag("N", serving=True),
     )
     session_idle_timeout: int = Field(
         1800,
         ge=1,
         description="Seconds after which an HTTP session with no request is closed with its streams.",
-        json_schema_extra=flag("SECONDS"),
+        json_schema_extra=flag("SECONDS", serving=True),
     )
     auth_token: SecretStr | None = Field(
         None,

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import platform
 import re
+import shutil
 import sys
-from collections.abc import AsyncIterator
+import venv
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +21,9 @@ from mcp_types import CallToolResult
 from pytest_mcp.testing import FakeTestRunner, connect
 from tests.answers import ToolErrorSeen, complete, tool_error
 from tests.contract.script import CONTRACT_ROOT, CONTRACT_SCRIPT
+
+SITE_PACKAGES = Path(pytest.__file__).resolve().parents[1]
+PYTEST_AND_ITS_DEPENDENCIES = ("_pytest", "pytest", "pluggy", "iniconfig", "packaging", "py.py", "pygments")
 
 # The real side asks pytest once per distinct call; its answers are deterministic.
 _REAL_ANSWERS: dict[str, CallToolResult] = {}
@@ -28,6 +36,8 @@ class Side:
     name: str
     client: Client
     runner: FakeTestRunner | None
+    root: Path = CONTRACT_ROOT
+    memo: bool = True  # the real side may answer a repeated call from memory (not with state, e.g. --lf)
 
     @property
     def fake(self) -> FakeTestRunner | None:
@@ -36,10 +46,11 @@ class Side:
 
     async def _answer(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         key = f"{tool} {json.dumps(arguments, sort_keys=True)}"
-        if self.runner is None and key in _REAL_ANSWERS:
+        memo = self.runner is None and self.memo
+        if memo and key in _REAL_ANSWERS:
             return _REAL_ANSWERS[key]
         answer = await self.client.call_tool(tool, arguments)
-        if self.runner is None:
+        if memo:
             _REAL_ANSWERS[key] = answer
         return answer
 
@@ -71,17 +82,85 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def contract_runner(root: Path = CONTRACT_ROOT) -> FakeTestRunner:
+    """The fake's half: the script of the contract project, in an environment like the real side's."""
+    runner = FakeTestRunner.from_dict(CONTRACT_SCRIPT, root=root)
+    return runner.script_environment(python_version=platform.python_version(), pytest_version=pytest.__version__)
+
+
+@asynccontextmanager
+async def open_side(
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    root: Path = CONTRACT_ROOT,
+    python: Path = Path(sys.executable),
+    fake: Callable[[FakeTestRunner], object] = lambda runner: None,
+) -> AsyncIterator[Side]:
+    """One side behind connect(): the fake (scripted, then adjusted by `fake`) or the real runner."""
+    runner = None
+    if name == "fake":
+        runner = contract_runner(root)
+        fake(runner)
+    else:
+        plain_pytest_environment(monkeypatch)
+    async with connect(runner, root=root, python=python) as client:
+        yield Side(name, client, runner, root, memo=root == CONTRACT_ROOT and python == Path(sys.executable))
+
+
 @pytest.fixture(params=["fake", "subprocess"])
 async def side(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
 ) -> AsyncIterator[Side]:
-    runner = None
-    if request.param == "fake":
-        runner = FakeTestRunner.from_dict(CONTRACT_SCRIPT, root=CONTRACT_ROOT)
-    else:
-        plain_pytest_environment(monkeypatch)
-    async with connect(runner, root=CONTRACT_ROOT, python=sys.executable) as client:
-        yield Side(request.param, client, runner)
+    async with open_side(request.param, monkeypatch) as opened:
+        yield opened
+
+
+@pytest.fixture(params=["fake", "subprocess"])
+async def fresh_side(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, anyio_backend: str
+) -> AsyncIterator[Side]:
+    """A side on a copy of the contract project, without pytest's cache: for calls that change state."""
+    async with open_side(request.param, monkeypatch, root=copy_of_the_project(tmp_path)) as opened:
+        yield opened
+
+
+def copy_of_the_project(tmp_path: Path) -> Path:
+    root = tmp_path / "contract"
+    shutil.copytree(CONTRACT_ROOT, root, ignore=shutil.ignore_patterns(".pytest_cache", "__pycache__"))
+    return root.resolve()
+
+
+def venv_with(home: Path, packages: Sequence[str]) -> Path:
+    """A target interpreter whose environment holds only `packages` (linked from ours): offline, in 50 ms."""
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(home)
+    python = home / "bin" / "python"
+    site = home / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    for name in packages:
+        for found in (SITE_PACKAGES / name, *SITE_PACKAGES.glob(f"{name}-*.dist-info")):
+            if found.exists():
+                (site / found.name).symlink_to(found)
+    return python
+
+
+@pytest.fixture(scope="session")
+def plugin_free_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A target interpreter with pytest and no plugin: no pytest-xdist, no pytest-cov."""
+    return venv_with(tmp_path_factory.mktemp("pytest-only"), PYTEST_AND_ITS_DEPENDENCIES)
+
+
+@pytest.fixture(scope="session")
+def xdist_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A target interpreter with pytest and pytest-xdist (its entry point included), nothing else."""
+    return venv_with(
+        tmp_path_factory.mktemp("xdist"), (*PYTEST_AND_ITS_DEPENDENCIES, "xdist", "execnet", "pytest_xdist")
+    )
+
+
+@pytest.fixture(scope="session")
+def python_without_pytest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A target interpreter without pytest."""
+    return venv_with(tmp_path_factory.mktemp("no-pytest"), ())
 
 
 _DURATION = re.compile(r" in \d+\.\d+s( \(\d+:\d\d:\d\d\))?")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.contract.conftest import Side, normalized, terminal_lines
-from tests.contract.script import CONTRACT_ROOT
+from tests.contract.script import CONTRACT_ROOT, OUTCOMES, SELECTION
 
 pytestmark = pytest.mark.anyio
 
@@ -184,3 +184,59 @@ async def test_a_malformed_expression_is_pytests_usage_error_with_its_column(
     assert error.data["stderr_tail"] == f"ERROR: {line}\n\n"
     assert terminal_lines(error.data["stdout_tail"], start="") == ["", "no tests ran in Ns"]
     assert last_line(error.data["stdout_tail"]) == "no tests ran in Ns"
+
+
+EDGE = "edge/test_edge.py"
+
+
+@pytest.mark.parametrize(
+    ("node_id", "line"),
+    [
+        (f"{OUTCOMES}::", f"not found: {CONTRACT_ROOT}/{OUTCOMES}::\n(no match in any of [<Module test_outcomes.py>])"),
+        (f"{OUTCOMES}::test_passes::x", f"found no collectors for {CONTRACT_ROOT}/{OUTCOMES}::test_passes::x"),
+        (
+            f"{SELECTION}::TestCart::test_total::x",
+            f"found no collectors for {CONTRACT_ROOT}/{SELECTION}::TestCart::test_total::x",
+        ),
+        (
+            f"{EDGE}::test_edge[x",
+            f"not found: {CONTRACT_ROOT}/{EDGE}::test_edge\n(no match in any of [<Module test_edge.py>])",
+        ),
+        (
+            f"./{SELECTION}::TestCart::nope",
+            f"not found: {CONTRACT_ROOT}/{SELECTION}::TestCart::nope\n(no match in any of [<Class TestCart>])",
+        ),
+        ("tests::test_passes", "directory argument cannot contain :: selection parts: tests::test_passes"),
+        ("tests/test_outcomes.py[1]", "path cannot contain [] parametrization: tests/test_outcomes.py[1]"),
+    ],
+    ids=[
+        "an-empty-name",
+        "a-name-below-a-test",
+        "a-name-below-a-method",
+        "half-a-parameter-id",
+        "a-dot-relative-path",
+        "parts-after-a-directory",
+        "a-parameter-id-on-a-path",
+    ],
+)
+async def test_node_ids_pytest_cannot_match_are_its_usage_errors_word_for_word(
+    side: Side, node_id: str, line: str
+) -> None:
+    if side.fake:
+        side.fake.script(f"{EDGE}::test_edge[x::y]", line=7).script(f"{EDGE}::test_edge[z]", line=7)
+
+    error = await side.error("execute_tests", {"node_ids": [node_id]})
+
+    assert error.data["stderr_tail"] == f"ERROR: {line}\n\n"
+    assert (error.reason, error.data["exit_code"]) == ("usage_error", 4)
+
+
+async def test_a_parameter_id_holding_double_colons_is_matched_whole(side: Side) -> None:
+    if side.fake:
+        side.fake.script(f"{EDGE}::test_edge[x::y]", line=7).script(f"{EDGE}::test_edge[z]", line=7)
+
+    one = await side.result("execute_tests", {"node_ids": [f"{EDGE}::test_edge[x::y]"], "detail": "all"})
+    both = await side.result("execute_tests", {"node_ids": [f"{EDGE}::test_edge"], "detail": "all"})
+
+    assert [t["node_id"] for t in one["tests"]] == [f"{EDGE}::test_edge[x::y]"]
+    assert [t["node_id"] for t in both["tests"]] == [f"{EDGE}::test_edge[x::y]", f"{EDGE}::test_edge[z]"]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.contract.conftest import Side, normalized, terminal_lines
-from tests.contract.script import OUTCOMES, SELECTION
+from tests.contract.script import CONTRACT_ROOT, OUTCOMES, SELECTION
 
 pytestmark = pytest.mark.anyio
 
@@ -147,7 +147,11 @@ async def test_a_passing_run_is_answered_with_its_exit_code_and_counts_only(side
     result = await side.result("execute_tests", {"node_ids": ["tests/sub", SELECTION]})
 
     assert result["exit_code"] == 0
-    assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {"total": 8, "passed": 8, "other_statuses": {}}
+    assert without_duration(result["summary"]) == {key: 0 for key in SUMMARY} | {
+        "total": 8,
+        "passed": 8,
+        "other_statuses": {},
+    }
     assert (result["tests"], result["command"], result["text_output"]) == ([], [], "")
     assert result["_text"] == f"8 passed in {result['summary']['duration']:.2f}s (exit code 0)"
 
@@ -242,3 +246,50 @@ async def test_quiet_runs_print_no_header_and_a_bare_summary_line(side: Side, ve
     result = await side.result("execute_tests", {"node_ids": [SELECTION], "verbosity": verbosity, "detail": "all"})
 
     assert [normalized(line) for line in result["text_output"].splitlines()] == lines
+
+
+async def test_a_failure_whose_text_is_not_source_is_printed_as_it_is(side: Side) -> None:
+    edge = "edge/test_edge.py"
+    if side.fake:
+        # Scripted with the texts pytest reports for them; `<root>` stands for the project's root.
+        side.fake.script(
+            f"{edge}::test_pytrace_off", "failed", message="Failed: plain words", traceback="plain words", line=11
+        )
+        side.fake.script(
+            f"{edge}::test_missing_fixture",
+            "error",
+            message=f"<root>/{edge}:15",
+            traceback=(
+                f"file <root>/{edge}, line 15\n  def test_missing_fixture(nothing_here):\n"
+                "E       fixture 'nothing_here' not found\n>       available fixtures: cache\n"
+                ">       use 'pytest --fixtures [testpath]' for help on them.\n\n"
+                f"<root>/{edge}:15"
+            ),
+            line=15,
+        )
+
+    # One call each: the real fixture error's list of fixtures is long, and a failing run's text is its tail.
+    fixture = await side.result("execute_tests", {"node_ids": [f"{edge}::test_missing_fixture"], "detail": "summary"})
+    plain = await side.result("execute_tests", {"node_ids": [f"{edge}::test_pytrace_off"], "detail": "summary"})
+
+    lines = terminal_lines(fixture["text_output"], start="_ ERROR at setup")
+    assert [line for line in lines if "available fixtures" not in line] == [
+        "_ ERROR at setup of test_missing_fixture",
+        f"file {CONTRACT_ROOT}/{edge}, line 15",
+        "  def test_missing_fixture(nothing_here):",
+        "E       fixture 'nothing_here' not found",
+        ">       use 'pytest --fixtures [testpath]' for help on them.",
+        "",
+        f"{CONTRACT_ROOT}/{edge}:15",
+        "= short test summary info",
+        f"ERROR {edge}::test_missing_fixture",  # a fixture lookup error has no crash line to quote
+        "1 error in Ns",
+    ]
+    assert terminal_lines(plain["text_output"], start="= FAILURES") == [
+        "= FAILURES",
+        "_ test_pytrace_off",
+        "plain words",
+        "= short test summary info",
+        f"FAILED {edge}::test_pytrace_off - Failed: plain words",
+        "1 failed in Ns",
+    ]

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import pydoc
+import subprocess
+import sys
 from importlib.metadata import distribution
+from pathlib import Path
 from types import ModuleType
 
 import pytest_mcp.testing as testing
@@ -14,10 +18,25 @@ EXPECTED_ALL = [
     "CollectSpec",
     "FailureKind",
     "FakeTestRunner",
+    "Outcome",
+    "Phase",
     "RunSpec",
     "ScriptError",
     "ScriptedTest",
     "connect",
+]
+RUNNER_API = [
+    "script",
+    "fail_with",
+    "clear_failures",
+    "install",
+    "script_coverage",
+    "script_environment",
+    "hold",
+    "release",
+    "from_dict",
+    "from_recording",
+    "to_recording",
 ]
 # Public names that are not API: the `from __future__` directive and the plugin's hook.
 NOT_API = {"annotations", "pytest_configure"}
@@ -41,8 +60,41 @@ def test_every_class_and_function_in_all_has_a_docstring() -> None:
         value = getattr(testing, name)
         if isinstance(value, type) or inspect.isfunction(value):
             assert (value.__doc__ or "").strip(), f"{name} has no docstring"
-    for method in ("script", "fail_with", "from_dict", "from_recording", "to_recording"):
+    for method in RUNNER_API:
         assert (getattr(testing.FakeTestRunner, method).__doc__ or "").strip(), method
+
+
+def test_help_leads_with_the_api_before_any_inherited_method() -> None:
+    """`help(pytest_mcp.testing)` opens with every public name and every method of the runner."""
+    text = pydoc.render_doc(testing, renderer=pydoc.plaintext)
+    lead = text[: text.index("Methods inherited from")]
+    description = lead[: lead.index("PACKAGE CONTENTS")]
+
+    assert all(name in description for name in [*EXPECTED_ALL, *(f".{method}(" for method in RUNNER_API)])
+    assert len(description.splitlines()) < 60
+
+
+def test_a_typed_test_file_using_the_api_passes_mypy_strict(tmp_path: Path) -> None:
+    """tests/unit/typed_api_usage.py, checked as a user's mypy sees the installed package: strict, no plugins."""
+    (tmp_path / "mypy.ini").write_text("[mypy]\n")
+    checked = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("mypy")),
+            "--strict",
+            "--config-file",
+            str(tmp_path / "mypy.ini"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(Path(__file__).with_name("typed_api_usage.py")),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Success: no issues found in 1 source file" in checked.stdout
 
 
 def test_the_package_declares_no_pytest11_entry_point() -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from mcp import MCPError
 
-from pytest_mcp.testing import FakeTestRunner, RunSpec, connect
+from pytest_mcp.testing import FakeTestRunner, RunSpec, ScriptError, connect
 from tests.answers import TOOLS, call_error
 
 pytestmark = pytest.mark.anyio
@@ -72,3 +75,129 @@ async def test_server_settings_apply_to_the_calls(tmp_path: Path) -> None:
 
     assert isinstance(runner.calls[0], RunSpec)
     assert runner.calls[0].timeout == pytest.approx(7, abs=0.01)
+
+
+# -- logs: stderr only, quiet unless asked (issue 20, finding 4) ------------------------------------
+
+
+async def test_calls_log_nothing_by_default_and_never_to_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner = FakeTestRunner().script("tests/test_a.py::test_ok").fail_with("usage_error")
+
+    async with connect(runner, root=tmp_path) as client:
+        await client.call_tool("execute_tests", {})
+        await client.call_tool("execute_tests", {})
+    quiet = capsys.readouterr()
+    async with connect(runner, root=tmp_path, log_level="info") as client:
+        await client.call_tool("execute_tests", {})
+    told = capsys.readouterr()
+
+    assert (quiet.out, quiet.err) == ("", "")
+    assert told.out == ""
+    assert "tool_call" in told.err
+    assert "outcome=ok" in told.err
+
+
+async def test_the_log_level_can_come_from_the_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_MCP_LOG_LEVEL", "warning")
+    runner = FakeTestRunner().script("tests/test_a.py::test_ok")
+
+    async with connect(runner, root=tmp_path) as client:
+        await client.call_tool("execute_tests", {})
+        await client.call_tool("execute_tests", {"maxfail": 0})
+    seen = capsys.readouterr()
+
+    assert seen.out == ""
+    assert seen.err.count("tool_call") == 1
+    assert "outcome=invalid" in seen.err
+
+
+async def test_connect_leaves_this_processs_logging_configuration_alone(tmp_path: Path) -> None:
+    before = (structlog.is_configured(), structlog.get_config(), logging.getLogger().handlers[:])
+
+    async with connect(FakeTestRunner().script("tests/test_a.py::test_ok"), root=tmp_path, log_level="debug") as c:
+        await c.call_tool("execute_tests", {})
+
+    assert (structlog.is_configured(), structlog.get_config(), logging.getLogger().handlers) == before
+
+
+# -- one root, one interpreter, scripted environment (finding 7) -------------------------------------
+
+
+async def test_a_runner_without_a_root_takes_the_servers_and_shows_it_where_pytest_shows_absolute_paths(
+    tmp_path: Path,
+) -> None:
+    runner = FakeTestRunner().script("tests/test_a.py::test_ok")
+
+    async with connect(runner, root=tmp_path) as client:
+        error = await call_error(client, "execute_tests", {"node_ids": ["tests/test_a.py::test_nope"]})
+
+    assert runner.root == tmp_path.resolve()
+    assert (
+        error.message
+        == f"pytest reported a usage error: ERROR: not found: {tmp_path.resolve()}/tests/test_a.py::test_nope"
+    )
+
+
+async def test_a_runner_with_a_root_gives_it_to_the_server_and_refuses_another(tmp_path: Path) -> None:
+    (tmp_path / "other").mkdir()
+    runner = FakeTestRunner(root=tmp_path).script("tests/test_a.py::test_ok")
+
+    async with connect(runner) as client:
+        environment = await client.call_tool("check_environment", {})
+    with pytest.raises(ScriptError, match=r"root: the runner's root is .*, and the server's would be .*other"):
+        async with connect(runner, root=tmp_path / "other"):
+            pass
+
+    assert environment.structured_content is not None
+    assert environment.structured_content["rootdir"] == str(tmp_path.resolve())
+
+
+async def test_check_environment_reports_the_scripted_environment(tmp_path: Path) -> None:
+    runner = (
+        FakeTestRunner()
+        .script_environment(python_version="3.9.18", pytest_version="7.4.0", config_error="ERROR: bad ini")
+        .install("pytest-randomly==3.15.0")
+    )
+
+    async with connect(runner, root=tmp_path, python=sys.executable) as client:
+        result = await client.call_tool("check_environment", {})
+
+    answer = result.structured_content
+    assert answer is not None
+    assert (answer["ready"], answer["python"]["version"], answer["pytest"]["version"]) == (False, "3.9.18", "7.4.0")
+    assert answer["interpreter"]["path"] == sys.executable
+    assert any("pytest cannot start in this project: ERROR: bad ini" in problem for problem in answer["problems"])
+    assert [(p["name"], p["version"]) for p in answer["plugins"]] == [("pytest-randomly", "3.15.0")]
+    assert answer["plugins"][0]["changes"].startswith("shuffles the test order")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"root": "/nonexistent"}, r"root: /nonexistent is not an existing directory"),
+        ({"timeout": 0}, r"timeout: input should be greater than or equal to 1"),
+        ({"error_mode": "loud"}, r"error_mode: input should be 'result' or 'jsonrpc'"),
+        ({"mode": "new"}, r"mode: 'new' is not 'legacy' or 'auto'"),
+        ({"runner": "fake"}, r"runner: must be a FakeTestRunner or None"),
+    ],
+    ids=["root", "timeout", "error-mode", "mode", "runner"],
+)
+async def test_a_wrong_argument_to_connect_names_it_before_anything_starts(arguments: Any, problem: str) -> None:
+    with pytest.raises(ScriptError, match=problem):
+        async with connect(**arguments):
+            pass
+
+
+async def test_a_discovery_with_one_collection_error_says_so_in_the_singular(tmp_path: Path) -> None:
+    runner = (
+        FakeTestRunner().script("tests/test_a.py::test_ok").fail_with("collection_error", node_id="tests/test_b.py")
+    )
+
+    async with connect(runner, root=tmp_path) as client:
+        result = await client.call_tool("discover_tests", {})
+
+    assert result.content[0].text.splitlines()[0] == "1 test collected, 1 collection error"  # type: ignore[union-attr]

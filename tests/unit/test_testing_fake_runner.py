@@ -18,9 +18,10 @@ B = "tests/test_a.py::TestB::test_two"
 C = "tests/sub/test_c.py::test_three[x::y]"
 
 
-def runner() -> FakeTestRunner:
+def runner(root: str | None = None) -> FakeTestRunner:
     return FakeTestRunner.from_dict(
-        {A: "passed", B: {"outcome": "failed", "message": "assert 1 == 2", "line": 7}, C: {"markers": ["slow"]}}
+        {A: "passed", B: {"outcome": "failed", "message": "assert 1 == 2", "line": 7}, C: {"markers": ["slow"]}},
+        root=root,
     )
 
 
@@ -45,7 +46,7 @@ def test_a_bad_script_names_every_bad_node_id_and_field() -> None:
     assert f"[{A!r}].outcome: input should be 'passed', 'failed', 'skipped', 'xfailed', 'xpassed' or 'error'" in message
     assert "(got 'flaky')" in message
     assert f"[{B!r}].colour: unknown field; the fields are node_id, outcome" in message
-    assert f"[{C!r}]: phase 'setup' is impossible for outcome 'failed'" in message
+    assert f"[{C!r}].phase: 'setup' is impossible for outcome 'failed'" in message
 
 
 def test_script_refuses_an_impossible_value_naming_the_field() -> None:
@@ -185,7 +186,10 @@ def test_a_recording_round_trips(tmp_path: Path) -> None:
     [
         ([], "a recording is a JSON object, not list"),
         ({"format": "junit"}, "format: expected 'pytest-mcp-recording', got 'junit'"),
-        ({"format": RECORDING_FORMAT, "version": 2}, "version: this pytest-mcp reads version 1 recordings, not 2"),
+        (
+            {"format": RECORDING_FORMAT, "version": 3},
+            "version: this pytest-mcp reads version 1 and 2 recordings, not 3",
+        ),
         ({"format": RECORDING_FORMAT, "version": 1, "root": "/p", "tests": [], "when": 1}, "when: unknown field"),
         ({"format": RECORDING_FORMAT, "version": 1, "tests": []}, "root: must be the recorded project's root"),
         ({"format": RECORDING_FORMAT, "version": 1, "root": "/p", "tests": {}}, "tests: must be a list of tests"),
@@ -228,3 +232,223 @@ def test_a_recording_can_be_passed_already_loaded() -> None:
     replayed = FakeTestRunner.from_recording(runner().to_recording())
 
     assert [t.node_id for t in replayed.tests] == [A, B, C]
+
+
+# -- scoped failures: they behave like the project they stand for (issue 20, finding 1) ----------------
+
+
+async def test_a_scoped_failure_fires_only_on_calls_that_select_it_and_until_it_is_cleared() -> None:
+    built = runner().fail_with("timeout", node_id=B, on="run")
+
+    elsewhere = await built.run(RunSpec(node_ids=(A,)))
+    first = await built.run(RunSpec(node_ids=("tests/test_a.py",)))
+    second = await built.run(RunSpec())
+    built.clear_failures(B)
+    fixed = await built.run(RunSpec())
+
+    assert elsewhere.termination.exit_code == 0
+    assert [first.termination.kind, second.termination.kind] == ["timed_out", "timed_out"]
+    assert fixed.termination.exit_code == 1  # B's own scripted failure, no longer a hang
+
+
+async def test_a_broken_module_breaks_the_calls_that_collect_it_and_hides_its_tests() -> None:
+    broken = "tests/sub/test_c.py"
+    built = runner().fail_with("collection_error", "NameError: name 'x' is not defined", node_id=broken)
+
+    elsewhere = await built.run(RunSpec(node_ids=("tests/test_a.py",)))
+    everything = await built.run(RunSpec())
+    discovery = await built.collect(CollectSpec(path="tests"))
+    built.clear_failures()
+    fixed = await built.collect(CollectSpec(path="tests"))
+
+    assert elsewhere.termination.exit_code == 1  # B fails; C's module is never imported
+    assert (everything.termination.exit_code, [e.node_id for e in everything.collection_errors]) == (2, [broken])
+    assert [t.node_id for t in discovery.tests] == [A, B]
+    assert [t.node_id for t in fixed.tests] == [A, B, C]
+
+
+async def test_times_limits_how_many_calls_a_failure_fires_on() -> None:
+    built = runner().fail_with("crash", node_id=C, times=2).fail_with("usage_error", times=2, on="collect")
+
+    runs = [await built.run(RunSpec(node_ids=(C,))) for _ in range(3)]
+    collections = [await built.collect(CollectSpec()) for _ in range(3)]
+
+    assert [r.termination.kind for r in runs] == ["signalled", "signalled", "exited"]
+    assert [c.termination.exit_code for c in collections] == [4, 4, 0]
+
+
+async def test_an_unscoped_failure_affects_the_next_call_only() -> None:
+    built = runner().fail_with("crash")
+
+    crashed = await built.run(RunSpec(node_ids=(A,)))
+    after = await built.run(RunSpec(node_ids=(A,)))
+
+    assert (crashed.termination.kind, after.termination.kind) == ("signalled", "exited")
+
+
+def test_clearing_a_node_id_without_a_failure_names_the_ones_there_are() -> None:
+    built = runner().fail_with("crash", node_id=B)
+
+    with pytest.raises(ScriptError, match=r"node_id: no failure is scripted for 'tests/x.py'; scripted for: \['tests/"):
+        built.clear_failures("tests/x.py")
+
+
+# -- every argument is checked when it is given (finding 5) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("misuse", "problem"),
+    [
+        (
+            lambda r: r.fail_with("crash", signal=11),
+            r"signal: give the signal's name, like 'SIGSEGV', not the number 11",
+        ),
+        (lambda r: r.fail_with("crash", signal="SIGFOO"), r"signal: 'SIGFOO' is not a signal that kills a process"),
+        (lambda r: r.fail_with("timeout", signal="SIGKILL"), r"signal: only a crash is a signal; a timeout is not"),
+        (lambda r: r.fail_with("timeout", "too slow"), r"message: a timeout has no message of its own"),
+        (lambda r: r.fail_with("crash", "boom"), r"message: a crash has no message of its own"),
+        (
+            lambda r: r.fail_with("crash", node_id="tests/test_a.py::nope"),
+            r"node_id: 'tests/test_a.py::nope' selects no",
+        ),
+        (lambda r: r.fail_with("usage_error", node_id=A), r"node_id: a usage error ends the whole call"),
+        (lambda r: r.fail_with("collection_error", node_id=A), r"node_id: a collection error is a test module's"),
+        (
+            lambda r: r.fail_with("timeout", node_id=A, on="collect"),
+            r"on: a timeout in a test happens when the test runs",
+        ),
+        (lambda r: r.fail_with("crash", line=0), r"line: must be a line number, 1 or more; got 0"),
+        (lambda r: r.fail_with("usage_error", line=3), r"line: only a timeout or a crash names a line"),
+        (lambda r: r.fail_with("crash", times=0), r"times: must be a number of calls, 1 or more"),
+        (lambda r: r.fail_with("crash", on="always"), r"on: 'always' is not 'run', 'collect' or None"),
+        (
+            lambda r: r.script("tests/x.py::t", markers="slow"),
+            r"markers: must be a list of marker names, not the string",
+        ),
+        (lambda r: r.script("test_a"), r"node_id: 'test_a' names no test: a test's node id is its file, then `::`"),
+        (lambda r: r.script("tests/x.py::t", "failed", phase="setup"), r"phase: 'setup' is impossible for outcome"),
+        (lambda r: r.script("/abs/x.py::t"), r"node_id: must be a node id relative to the root"),
+        (lambda r: r.install("pytest xdist"), r"distributions\[0\]: 'pytest xdist' is not a distribution name"),
+        (lambda r: r.script_coverage(120), r"percent: must be a percentage from 0 to 100; got 120"),
+        (lambda r: r.script_coverage(50, {"a.py": 10}, missing={"b.py": "1"}), r"missing: 'b.py' is not in files"),
+        (lambda r: r.script_environment(pytest_version="latest"), r"pytest_version: must be a version like"),
+        (lambda r: r.script_environment(pytest_error="x"), r"pytest_error: only an environment without pytest"),
+        (lambda r: r.hold(after=-1), r"after: must be a number of tests, 0 or more"),
+    ],
+    ids=[
+        "signal-number",
+        "signal-unknown",
+        "signal-not-a-crash",
+        "message-of-a-timeout",
+        "message-of-a-crash",
+        "node-id-never-scripted",
+        "node-id-of-a-usage-error",
+        "node-id-of-a-collection-error-names-a-test",
+        "a-hang-while-collecting",
+        "line-zero",
+        "line-of-a-usage-error",
+        "times-zero",
+        "on-unknown",
+        "markers-as-a-string",
+        "node-id-without-a-file",
+        "phase-names-its-field",
+        "node-id-absolute",
+        "distribution-name",
+        "coverage-percent",
+        "coverage-missing-file",
+        "pytest-version",
+        "pytest-error-with-pytest",
+        "hold-negative",
+    ],
+)
+def test_a_wrong_argument_is_refused_where_it_is_given_naming_it(misuse: Any, problem: str) -> None:
+    with pytest.raises(ScriptError, match=problem):
+        misuse(runner())
+
+
+def test_a_list_of_mappings_is_not_a_script_and_says_what_is() -> None:
+    with pytest.raises(ScriptError, match=r"tests\[0\]: must be a ScriptedTest, not dict; .*FakeTestRunner.from_dict"):
+        FakeTestRunner([{"node_id": A}])  # type: ignore[list-item]
+    with pytest.raises(ScriptError, match=r"tests: must be an iterable of ScriptedTest, not dict; .*from_dict"):
+        FakeTestRunner({A: "passed"})  # type: ignore[arg-type]
+
+
+def test_json_text_given_as_a_recording_path_is_refused_naming_the_argument() -> None:
+    text = json.dumps(runner().to_recording())
+
+    with pytest.raises(ScriptError, match=r"source: this is JSON text, not the path of a recording"):
+        FakeTestRunner.from_recording(text)
+
+
+# -- the environment: plugins, coverage, pytest itself (findings 3 and 7) ---------------------------
+
+
+async def test_workers_and_coverage_need_their_plugin_installed() -> None:
+    bare = runner()
+    refused = [await bare.run(RunSpec(workers=2)), await bare.run(RunSpec(coverage=True))]
+    equipped = runner().install("pytest-xdist==3.8.0", "Pytest_Cov")
+
+    parallel = await equipped.run(RunSpec(workers=2))
+    covered = await equipped.run(RunSpec(coverage=True))
+
+    assert [(r.termination.kind, r.termination.detail) for r in refused] == [
+        ("plugin_missing", "pytest-xdist"),
+        ("plugin_missing", "pytest-cov"),
+    ]
+    assert parallel.termination.exit_code == covered.termination.exit_code == 1
+    assert covered.coverage is None  # pytest-cov measured nothing that was scripted
+
+
+async def test_a_scripted_coverage_report_comes_back_from_a_coverage_run_only() -> None:
+    built = runner().script_coverage(81.5, {"src/cart.py": 62.0, "src/tax.py": 100}, missing={"src/cart.py": "12-15"})
+
+    covered = await built.run(RunSpec(coverage=True))
+    plain = await built.run(RunSpec())
+
+    assert covered.coverage is not None
+    assert covered.coverage.percent == 81.5
+    assert [(f.file, f.percent, f.missing) for f in covered.coverage.files] == [
+        ("src/cart.py", 62.0, "12-15"),
+        ("src/tax.py", 100.0, ""),
+    ]
+    assert plain.coverage is None
+
+
+async def test_without_pytest_every_call_is_refused_as_the_real_runner_refuses_it() -> None:
+    built = runner().script_environment(pytest_version=None)
+
+    run = await built.run(RunSpec())
+    collection = await built.collect(CollectSpec())
+
+    assert run.termination.kind == collection.termination.kind == "pytest_unavailable"
+    assert run.termination.detail is not None
+    assert run.termination.detail.startswith("pytest cannot be run with the target interpreter fake (No module named")
+
+
+def test_a_version_1_recording_is_read_with_its_root_taken_out_of_its_texts() -> None:
+    document = {
+        "format": RECORDING_FORMAT,
+        "version": 1,
+        "root": "/old/machine/project",
+        "tests": [
+            {"node_id": A, "outcome": "failed", "traceback": "file /old/machine/project/tests/test_a.py, line 3"}
+        ],
+    }
+
+    replayed = FakeTestRunner.from_recording(document)
+
+    assert replayed.root is None
+    assert replayed.tests[0].traceback == "file <root>/tests/test_a.py, line 3"
+    assert replayed.tests[0].reports("/new/root")[0].traceback == "file /new/root/tests/test_a.py, line 3"
+
+
+def test_a_recording_keeps_the_modules_broken_until_cleared() -> None:
+    built = runner(root="/p").fail_with("collection_error", "ImportError: x", node_id="tests/test_broken.py")
+
+    document = built.to_recording()
+    replayed = FakeTestRunner.from_recording(document)
+
+    assert document["collection_errors"][0]["traceback"].startswith(
+        "ImportError while importing test module '<root>/tests/test_broken.py'."
+    )
+    assert replayed.to_recording() == document

@@ -12,6 +12,8 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 import structlog
@@ -109,22 +111,26 @@ def _bound(value: Any, limit: int) -> Any:
     return value
 
 
-def configure_logging(level: str, fmt: Literal["console", "json"]) -> Iterator[None]:
-    """A dependency-injector Resource: configure on init, flush on shutdown."""
-    numeric = logging.getLevelNamesMapping()[level.upper()]
+def _processors(fmt: Literal["console", "json"], limiter: RepeatLimiter) -> list[structlog.types.Processor]:
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)
     )
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+        bounded(limiter),
+        renderer,
+    ]
+
+
+def configure_logging(level: str, fmt: Literal["console", "json"]) -> Iterator[None]:
+    """A dependency-injector Resource: configure on init, flush on shutdown."""
+    numeric = logging.getLevelNamesMapping()[level.upper()]
     limiter = RepeatLimiter()
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            bounded(limiter),
-            renderer,
-        ],
+        processors=_processors(fmt, limiter),
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
@@ -136,3 +142,59 @@ def configure_logging(level: str, fmt: Literal["console", "json"]) -> Iterator[N
         handler.addFilter(_StdlibRepeats(limiter))
     yield
     sys.stderr.flush()
+
+
+# -- in-process servers (pytest_mcp.testing.connect) ------------------------------------------------
+#
+# A server built inside someone else's process must not configure structlog or the standard
+# library's logging for that process: they belong to its owner. Our own loggers are `routed`: while
+# an in-process server runs (in the context it was started from, which its tasks inherit), they
+# write through a private logger of its own; otherwise through structlog's configuration, as the
+# `pytest-mcp` command sets it up.
+
+_IN_PROCESS: ContextVar[Any] = ContextVar("pytest_mcp_in_process_logger", default=None)
+
+
+class _Stderr:
+    """structlog's PrintLogger, but looking up `sys.stderr` at each line (pytest swaps it per test)."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warn = warning = error = err = fatal = exception = critical = msg
+
+
+class _Routed:
+    """A logger that writes through the in-process server's logger when there is one, else structlog's."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._configured = structlog.get_logger(name)
+
+    def __getattr__(self, attribute: str) -> Any:
+        private = _IN_PROCESS.get()
+        return getattr(private if private is not None else self._configured, attribute)
+
+
+def routed_logger(name: str) -> Any:
+    """The logger our modules log through (see the note above `_IN_PROCESS`)."""
+    return _Routed(name)
+
+
+@contextmanager
+def in_process_logging(level: str, fmt: Literal["console", "json"]) -> Iterator[None]:
+    """Within this block (and the tasks started in it), our loggers write to stderr at `level` and above,
+    without touching the process's structlog or logging configuration."""
+    numeric = logging.getLevelNamesMapping()[level.upper()]
+    logger = structlog.wrap_logger(
+        _Stderr(),
+        processors=_processors(fmt, RepeatLimiter()),
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        cache_logger_on_first_use=False,
+    )
+    previous = _IN_PROCESS.get()
+    _IN_PROCESS.set(logger)
+    try:
+        yield
+    finally:
+        _IN_PROCESS.set(previous)  # not reset(token): an async fixture may end in another context

@@ -10,6 +10,31 @@ the production container, validation and presenter, with your runner::
     async with connect(runner) as client:
         result = await client.call_tool("execute_tests", {})
 
+The API (each name has its own docstring):
+
+connect(runner=None, root=None, python=None, mode="legacy", *, timeout=None, max_timeout=None,
+        error_mode=None, detach_after=None, log_level=None)
+    Async context manager: a client connected to the server. One root for server and runner.
+FakeTestRunner(tests=(), *, root=None, plugins=())
+    .script(node_id, outcome="passed", message=None, traceback=None, duration=0.0, markers=(),
+            stdout=None, *, stderr=None, line=None, phase=None)     add or replace a test
+    .fail_with(kind, message=None, *, node_id=None, signal=None, line=None, on=None, times=None)
+        a timeout, crash or collection error scoped to a test or module fires whenever it is
+        selected, until cleared; unscoped, on the next call
+    .clear_failures(node_id=None)                  the fix: forget every failure, or one test's
+    .install(*distributions)                       pytest plugins: "pytest-xdist", "pytest-cov==6.0"
+    .script_coverage(percent, files=None, *, missing=None)      what a `coverage` run measures
+    .script_environment(*, python_version="3.12.0", pytest_version="9.0.0", pytest_error=None,
+                        config_error=None, prefix=None)        what check_environment finds
+    .hold(after=0), .release()                     runs that outlast the call (detached runs)
+    .from_dict(script, *, root=None), .from_recording(source), .to_recording()
+    .calls, .tests, .root                          what it was asked; what it plays; its root
+ScriptedTest           one scripted test (a frozen pydantic model)
+Outcome, Phase, FailureKind                        the literal types of script() and fail_with()
+RunSpec, CollectSpec   what `calls` holds: one per execute_tests / discover_tests
+ScriptError            any wrong argument, raised by the call that received it, naming it
+RECORDING_FORMAT, RECORDING_VERSION               the recording format `pytest-mcp record` writes
+
 It is also a pytest plugin, never loaded unless asked for (`-p pytest_mcp.testing`, or
 `pytest_plugins = ["pytest_mcp.testing"]` in a top-level conftest). The plugin provides the
 fixtures `pytest_mcp_runner` (a fresh FakeTestRunner) and `pytest_mcp_client` (a client
@@ -22,6 +47,7 @@ import typing as _typing
 
 from pytest_mcp.adapters.fake.recording import RECORDING_FORMAT, RECORDING_VERSION
 from pytest_mcp.adapters.fake.runner import FailureKind, FakeTestRunner, ScriptedTest, ScriptError
+from pytest_mcp.domain.models import Outcome, Phase
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
 from pytest_mcp.testing._connect import connect
 
@@ -31,6 +57,8 @@ __all__ = [
     "CollectSpec",
     "FailureKind",
     "FakeTestRunner",
+    "Outcome",
+    "Phase",
     "RunSpec",
     "ScriptError",
     "ScriptedTest",

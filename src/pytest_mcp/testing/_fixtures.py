@@ -25,8 +25,9 @@ def fake_runner() -> FakeTestRunner:
 async def client(pytest_mcp_runner: FakeTestRunner, tmp_path: Path, anyio_backend: object) -> AsyncIterator[Client]:
     """An MCP client connected in-process to a pytest-mcp server that runs `pytest_mcp_runner`.
 
-    The server's root is the test's `tmp_path`: node ids are validated against it as in
-    production (relative, inside the root), and nothing is run there.
+    The server's root is the runner's, or when it has none, the test's `tmp_path`: node ids are
+    validated against it as in production (relative, inside the root), and nothing is run there.
     """
-    async with connect(pytest_mcp_runner, root=tmp_path) as connected:
+    root = None if pytest_mcp_runner.root is not None else tmp_path
+    async with connect(pytest_mcp_runner, root=root) as connected:
         yield connected

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
 
-from pytest_mcp.adapters.fake.script import ScriptedTest
-from pytest_mcp.adapters.fake.selection import Selection, UsageError, deselect, targets
+from pytest_mcp.adapters.fake.failures import ScriptedFailure
+from pytest_mcp.adapters.fake.script import ROOT_MARK, ScriptedTest
+from pytest_mcp.adapters.fake.selection import UsageError
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words, interrupted
 from pytest_mcp.domain.models import CollectionError, ReportedTest, Summary
 from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec, Termination
-
-FailureKind = Literal["timeout", "crash", "collection_error", "usage_error", "internal_error"]
-FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 # What faulthandler prints for the fatal signals it handles; other signals leave no dump.
 _FAULTHANDLER_TITLES = {
@@ -24,28 +20,7 @@ _FAULTHANDLER_TITLES = {
     "SIGBUS": "Bus error",
     "SIGILL": "Illegal instruction",
 }
-
-
-@dataclass(frozen=True)
-class ScriptedFailure:
-    """An ending `fail_with` asked for (FakeTestRunner.fail_with says what each kind does)."""
-
-    kind: FailureKind
-    message: str | None
-    node_id: str | None
-    signal: str | None
-    line: int | None
-    on: Literal["run", "collect"] | None
-
-    @property
-    def kills(self) -> bool:
-        return self.kind in ("timeout", "crash")
-
-    def strikes(self, test: ScriptedTest, selection: Selection) -> bool:
-        """Whether the run dies at `test`: the scripted victim, or the first selected test."""
-        if self.node_id is None:
-            return test is selection.selected[0]
-        return test.node_id == self.node_id
+DEFAULT_BROKEN_MODULE = "tests/test_broken.py"
 
 
 @dataclass(frozen=True)
@@ -58,96 +33,98 @@ class Call:
     terminal: FakeTerminal
     root: str | None
 
+    @property
+    def shown_root(self) -> str:
+        """The root as it appears in tracebacks: the runner's, or `.` when it has none."""
+        return self.root or "."
 
-def usage_error(error: UsageError, call: Call) -> RunReport:
-    call.terminal.collected(error.collected, 0)
-    call.terminal.session_finished("no tests ran in 0.00s")
+
+def usage_error(error: UsageError, call: Call, errors: Sequence[CollectionError] = ()) -> RunReport:
+    """pytest refused the call (exit 4): its `ERROR:` lines on stderr, after any collection errors it met."""
+    call.terminal.collected(error.collected, 0, errors)
+    summary = Summary(errors=len(errors))
+    call.terminal.session_finished(summary.line())
     return RunReport(
         termination=Termination(kind="exited", exit_code=4),
         command=call.command,
         duration=0.0,
+        collection_errors=tuple(errors),
         stdout=call.terminal.text(),
         stderr="".join(f"{line}\n\n" for line in error.lines),
     )
 
 
-def before_any_test(
-    failure: ScriptedFailure | None, tests: Sequence[ScriptedTest], call: Call
-) -> tuple[RunReport, tuple[ScriptedTest, ...]] | None:
-    """Endings before any test runs (usage, internal, collection errors), with what did collect."""
-    if failure is None:
-        return None
+def whole_call_ending(failure: ScriptedFailure, tests: Sequence[ScriptedTest], call: Call) -> RunReport | None:
+    """Endings before anything is collected: a usage error, or an internal error in a hook."""
     if failure.kind == "usage_error":
         first = call.targets[0] if call.targets else "tests/missing.py"
         line = failure.message or f"file or directory not found: {first}"
         line = line if line.startswith("ERROR:") else f"ERROR: {line}"
-        return usage_error(UsageError([line], 0), call), ()
+        return usage_error(UsageError([line], 0), call)
     if failure.kind == "internal_error":
         exception = failure.message or "RuntimeError: scripted internal error"
         call.terminal.collected(len(tests), 0)
         call.terminal.internal_error(
             [
                 "Traceback (most recent call last):",
-                f'  File "{call.root or "."}/conftest.py", line 1, in pytest_collection_modifyitems',
+                f'  File "{call.shown_root}/conftest.py", line 1, in pytest_collection_modifyitems',
                 f"    raise {exception.split(':', 1)[0]}(...)",
                 exception,
             ]
         )
         call.terminal.session_finished("no tests ran in 0.00s")
-        report = RunReport(
+        return RunReport(
             termination=Termination(kind="exited", exit_code=3),
             command=call.command,
             duration=0.0,
             stdout=call.terminal.text(),
         )
-        return report, ()
-    if failure.kind == "collection_error":
-        return _collection_error(failure, tests, call)
     return None
 
 
-def _collection_error(
-    failure: ScriptedFailure, tests: Sequence[ScriptedTest], call: Call
-) -> tuple[RunReport, tuple[ScriptedTest, ...]]:
-    module = posixpath.normpath(failure.node_id or "tests/test_broken.py")
+def collection_error(module: str, failure: ScriptedFailure, root: str | None) -> CollectionError:
+    """What pytest reports for a module that cannot be imported."""
     message = failure.message or "ModuleNotFoundError: No module named 'missing'"
-    error = CollectionError(node_id=module, message=message, traceback=_import_traceback(module, message, call.root))
-    # The broken module collects nothing; every other targeted test collects as usual.
-    collected = [
-        test
-        for test in tests
-        if test.file != module and (not call.targets or any(targets(target, test) for target in call.targets))
-    ]
-    try:
-        selected = deselect(collected, call.spec.markers, call.spec.keywords)
-    except UsageError as exc:
-        return usage_error(exc, call), ()
-    deselected = len(collected) - len(selected)
-    summary = Summary(total=len(selected), errors=1, deselected=deselected)
-    call.terminal.collected(len(collected), deselected, [error])
+    shown = root or "."
+    traceback = failure.traceback.replace(ROOT_MARK, shown) if failure.traceback else None
+    return CollectionError(
+        node_id=module, message=message, traceback=traceback or _import_traceback(module, message, shown)
+    )
+
+
+def interrupted_by_collection_errors(
+    errors: Sequence[CollectionError],
+    collected: int,
+    selected: Sequence[ScriptedTest],
+    call: Call,
+    status: str | None = None,
+) -> RunReport:
+    """Exit 2: pytest collected what it could, then stopped before running anything."""
+    deselected = collected - len(selected)
+    summary = Summary(total=len(selected), errors=len(errors), deselected=deselected)
+    call.terminal.collected(collected, deselected, errors, status)
     if isinstance(call.spec, CollectSpec):  # --collect-only -q lists what did collect
         call.terminal.collected_items([test.node_id for test in selected])
-        words = collect_words(len(collected), deselected, 1, 0.0)
+        words = collect_words(collected, deselected, len(errors), 0.0)
     else:
         words = summary.line()
-    call.terminal.session_finished(words, interruption=interrupted(1))
-    report = RunReport(
+    call.terminal.session_finished(words, interruption=interrupted(len(errors)))
+    return RunReport(
         termination=Termination(kind="exited", exit_code=2),
         command=call.command,
         duration=0.0,
         summary=summary,
-        collection_errors=(error,),
+        collection_errors=tuple(errors),
         stdout=call.terminal.text(),
     )
-    return report, tuple(selected)
 
 
-def _import_traceback(module: str, message: str, root: str | None) -> str:
+def _import_traceback(module: str, message: str, root: str) -> str:
     source = f"{module}:1: in <module>\n    ???\nE   {message}"
     if not message.startswith(("ModuleNotFoundError", "ImportError")):
         return source
     return (
-        f"ImportError while importing test module '{root or '.'}/{module}'.\n"
+        f"ImportError while importing test module '{root}/{module}'.\n"
         "Hint: make sure your test modules/packages have valid Python names.\n"
         f"Traceback:\n{source}"
     )
@@ -164,7 +141,7 @@ def killed(failure: ScriptedFailure, victim: ScriptedTest | None, reports: list[
             duration=spec.timeout,
             tests=finished,
             stdout=call.terminal.text(),
-            stderr=_stack_dump(failure, victim, call.root),
+            stderr=_stack_dump(failure, victim, call.shown_root),
         )
     signal = failure.signal or "SIGSEGV"
     title = _FAULTHANDLER_TITLES.get(signal)
@@ -174,14 +151,14 @@ def killed(failure: ScriptedFailure, victim: ScriptedTest | None, reports: list[
         duration=round(sum(r.duration for r in reports), 6),
         tests=finished,
         stdout=call.terminal.text(),
-        stderr=f"Fatal Python error: {title}\n\n{_stack_dump(failure, victim, call.root)}" if title else "",
+        stderr=f"Fatal Python error: {title}\n\n{_stack_dump(failure, victim, call.shown_root)}" if title else "",
     )
 
 
-def _stack_dump(failure: ScriptedFailure, victim: ScriptedTest | None, root: str | None) -> str:
+def _stack_dump(failure: ScriptedFailure, victim: ScriptedTest | None, root: str) -> str:
     """faulthandler's dump of the main thread, down to the test it was in (none while collecting)."""
     dump = "Current thread 0x00007f0000000001 (most recent call first):\n"
     if victim is not None:
         line = failure.line or (victim.line + 1 if victim.line else 1)
-        dump += f'  File "{root or "."}/{victim.file}", line {line} in {victim.function}\n'
+        dump += f'  File "{root}/{victim.file}", line {line} in {victim.function}\n'
     return dump + "\n"

@@ -2,33 +2,76 @@
 
 from __future__ import annotations
 
-from collections import Counter, deque
+import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from os import PathLike
+from pathlib import Path
 from typing import Any, Literal, Self
 
 import anyio
 
 from pytest_mcp.adapters.fake.endings import (
-    FAILURE_KINDS,
+    DEFAULT_BROKEN_MODULE,
     Call,
-    FailureKind,
-    ScriptedFailure,
-    before_any_test,
+    collection_error,
+    interrupted_by_collection_errors,
     killed,
     usage_error,
+    whole_call_ending,
 )
+from pytest_mcp.adapters.fake.environment import (
+    FakeEnvironment,
+    FakeEnvironmentProbe,
+    normalized_distribution,
+)
+from pytest_mcp.adapters.fake.failures import (
+    FAILURE_KINDS,
+    CallKind,
+    FailureKind,
+    ScriptedFailure,
+    checked_failure,
+)
+from pytest_mcp.adapters.fake.last_failed import LastFailed
 from pytest_mcp.adapters.fake.recording import read_recording, recording_document
-from pytest_mcp.adapters.fake.script import ScriptedTest, ScriptError, scripted, tests_from_dict
-from pytest_mcp.adapters.fake.selection import UsageError, select
+from pytest_mcp.adapters.fake.script import ROOT_MARK, ScriptedTest, ScriptError, scripted, tests_from_dict
+from pytest_mcp.adapters.fake.selection import Argument, UsageError, collect, deselect
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
-from pytest_mcp.domain.models import CollectedTest, Outcome, Phase, ReportedTest, Summary
+from pytest_mcp.domain.models import (
+    CollectedTest,
+    CollectionError,
+    CoverageFile,
+    CoverageReport,
+    Outcome,
+    Phase,
+    ReportedTest,
+    Summary,
+)
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
 __all__ = ["FAILURE_KINDS", "FailureKind", "FakeTestRunner", "ScriptError", "ScriptedTest"]
+
+
+@dataclass
+class _Armed:
+    """A scripted failure and how many more calls it fires on (None: until cleared)."""
+
+    failure: ScriptedFailure
+    remaining: int | None
+
+
+@dataclass(frozen=True)
+class _Selected:
+    """A call's selection once collection went well enough to go on."""
+
+    collected: int
+    tests: tuple[ScriptedTest, ...]
+    errors: tuple[CollectionError, ...]
+    status: str | None
 
 
 class FakeTestRunner(TestRunner):
@@ -40,45 +83,73 @@ class FakeTestRunner(TestRunner):
     - **Outcomes and counts.** Each scripted test yields pytest's reports for it (a teardown
       error after a pass is two reports, counted as 1 passed and 1 error); the summary,
       exit code (0, 1 or 5), `--maxfail` stop and `detail` filtering follow pytest.
-    - **Node ids** select by exact id, by file, by directory, by class (`file::Class`) and by
-      parametrized function (`file::test_f` selects every `test_f[...]`), in argument order;
-      as in pytest 9, an argument that another one contains is dropped (`x.py::t x.py` runs
-      `x.py` in file order). A path that matches no scripted test is pytest's usage error
-      `file or directory not found`; a known file with an unknown test is `not found`.
+    - **Node ids** select as pytest 9 matches them, level by level: by file, directory, class
+      (`file::Class`), test, and parametrized function (`file::test_f` selects every
+      `test_f[...]`; `file::test_f[x` matches no `test_f[x::y]`), in argument order; an
+      argument that another one contains is dropped (`x.py::t x.py` runs `x.py` in file
+      order). A path that holds no scripted test is `file or directory not found`; a name
+      that matches nothing is `not found` (or `found no collectors for`), with the root's
+      absolute path, as pytest words it.
     - **`keywords` (-k)** match case-insensitively as substrings of the test's name (with its
       parameter id), its classes, its module file name (with `.py`), the directories between
       the root and the file, and its markers, exactly as pytest's KeywordMatcher does.
     - **`markers` (-m)** match scripted marker names exactly (case-sensitive).
     - Both expressions use pytest's grammar, and a malformed one is pytest's usage error with
       pytest's own wording and column.
+    - **`last_failed` / `failed_first`** act on the runner's own previous calls, as pytest's
+      cache would: which tests failed (or modules failed to import) last time they ran.
+    - **The environment** is scripted: pytest's presence (`script_environment`), the plugins
+      (`install`: without pytest-xdist `workers` is refused, without pytest-cov `coverage`,
+      exactly as the real server refuses them), a coverage measurement (`script_coverage`).
+      `check_environment` reports the same environment.
     - **Text.** `text_output` and the output tails in error data are rendered the way pytest
       prints them on an 80-column terminal outside CI, at the default verbosity or `-q`.
 
-    `fail_with(kind)` makes the next call end the way a real `kind` failure ends, so the use
-    cases raise exactly the error, message shape and data a real run produces. `calls`
-    records every RunSpec and CollectSpec the runner was given.
+    `fail_with(kind, node_id=...)` makes every call that selects that test (or collects that
+    module) end the way a real `kind` failure ends, until `clear_failures()`; without a
+    `node_id`, the next call. The use cases then raise exactly the error, message shape and data
+    a real run produces. `calls` records every RunSpec and CollectSpec the runner was given.
 
-    Not modelled (where it cannot be realistic): fixtures, conftest hooks, plugins and their
-    options; marker arguments (`-m "mark(x=1)"` never matches, since scripted markers carry
-    none); markers deselected by the project's own configuration (`addopts = -m ...`);
-    `--strict-markers` checks of `-m`; paths that exist on disk but hold no scripted test
-    (they are "not found"); `-v`/`-vv` layouts (rendered like the default verbosity); the
-    session header's platform and plugin lines; wide Unicode characters in width
-    calculations; real timing (durations are the scripted ones; the session duration is
-    their sum). Within a file or directory, tests run in script order, so write scripts in
+    Not modelled (where it cannot be realistic): see the README's list under "Testing your
+    agent". Within a file or directory, tests run in script order, so write scripts in
     pytest's order (a recording keeps it).
     """
 
-    def __init__(self, tests: Iterable[ScriptedTest] = (), *, root: str | PathLike[str] | None = None) -> None:
-        """`root`, when given, appears where pytest prints absolute paths (`rootdir:`, `not found:`)."""
+    def __init__(
+        self,
+        tests: Iterable[ScriptedTest] = (),
+        *,
+        root: str | PathLike[str] | None = None,
+        plugins: Iterable[str] = (),
+    ) -> None:
+        """`tests` are ScriptedTest values (`from_dict` builds them from a mapping). `root` is the
+        project's directory, shown where pytest prints absolute paths; `connect()` gives the runner
+        its own root when it has none. `plugins` are installed at once (see `install`)."""
         self._tests: dict[str, ScriptedTest] = {}
-        self._failures: deque[ScriptedFailure] = deque()
-        self._root = str(root) if root is not None else None
+        self._failures: list[_Armed] = []
+        self._root = _checked_root(root)
+        self._environment = FakeEnvironment()
+        self._last_failed = LastFailed()
         self._held: tuple[int, anyio.Event] | None = None
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
-        for test in tests:
+        if isinstance(tests, str | bytes | Mapping) or not isinstance(tests, Iterable):
+            hint = (
+                "; for a mapping of node id to outcome use FakeTestRunner.from_dict"
+                if isinstance(tests, Mapping)
+                else ""
+            )
+            raise ScriptError(f"tests: must be an iterable of ScriptedTest, not {type(tests).__name__}{hint}")
+        for index, test in enumerate(tests):
+            if not isinstance(test, ScriptedTest):
+                raise ScriptError(
+                    f"tests[{index}]: must be a ScriptedTest, not {type(test).__name__}; "
+                    "build tests from mappings with FakeTestRunner.from_dict or script()"
+                )
             self._tests[test.node_id] = test
+        if isinstance(plugins, str):
+            raise ScriptError(f"plugins: must be a list of distribution names, not the string {plugins!r}")
+        self.install(*plugins)
 
     # -- building a script ------------------------------------------------------------------------
 
@@ -97,15 +168,28 @@ class FakeTestRunner(TestRunner):
     def from_recording(cls, source: str | PathLike[str] | Mapping[str, Any]) -> Self:
         """Replay a recording made by `pytest-mcp record` (a path to its JSON file, or the loaded JSON).
 
-        Raises FileNotFoundError for a missing file and ScriptError, naming the field, for
-        anything that is not a version-1 pytest-mcp recording.
+        The recorded collection errors break their modules until `clear_failures()`, as the real
+        project's did. Raises FileNotFoundError for a missing file and ScriptError, naming the
+        field, for anything that is not a pytest-mcp recording (versions 1 and 2 are read).
         """
-        root, tests = read_recording(source)
-        return cls(tests, root=root)
+        recording = read_recording(source)
+        runner = cls(recording.tests)
+        for error in recording.collection_errors:
+            failure = ScriptedFailure(
+                "collection_error", error.message, error.node_id, times=None, traceback=error.traceback
+            )
+            runner._failures.append(_Armed(failure, None))
+        return runner
 
     def to_recording(self) -> dict[str, Any]:
-        """This runner's script as a recording document (what `from_recording` reads)."""
-        return recording_document(self._root or ".", self._tests.values())
+        """This runner's script as a recording document (what `from_recording` reads): its tests, and
+        the modules broken until cleared as collection errors."""
+        errors = [
+            collection_error(armed.failure.node_id, armed.failure, ROOT_MARK)  # its texts keep `<root>`
+            for armed in self._failures
+            if armed.failure.kind == "collection_error" and armed.failure.node_id and armed.remaining is None
+        ]
+        return recording_document(self._tests.values(), errors, root=self._root_text)
 
     def script(
         self,
@@ -123,8 +207,9 @@ class FakeTestRunner(TestRunner):
     ) -> Self:
         """Add a scripted test, or replace the one with this node id in place; returns the runner.
 
-        Raises ScriptError naming the field when a value is impossible (an unknown outcome,
-        a phase the outcome cannot happen in, a negative duration).
+        Raises ScriptError naming the argument when a value is impossible: a node id without a
+        file and a name, an unknown outcome, a phase the outcome cannot happen in, a negative
+        duration, markers given as one string. `<root>` in a text stands for the root.
         """
         fields = {
             "node_id": node_id,
@@ -132,7 +217,7 @@ class FakeTestRunner(TestRunner):
             "message": message,
             "traceback": traceback,
             "duration": duration,
-            "markers": tuple(markers),
+            "markers": markers,
             "stdout": stdout,
             "stderr": stderr,
             "line": line,
@@ -149,6 +234,11 @@ class FakeTestRunner(TestRunner):
         """The scripted tests, in script order."""
         return tuple(self._tests.values())
 
+    @property
+    def root(self) -> Path | None:
+        """The project's root directory: given, or the one `connect()` gave the runner; None before."""
+        return self._root
+
     def fail_with(
         self,
         kind: FailureKind,
@@ -158,37 +248,136 @@ class FakeTestRunner(TestRunner):
         signal: str | None = None,
         line: int | None = None,
         on: Literal["run", "collect"] | None = None,
+        times: int | None = None,
     ) -> Self:
-        """Make the next call end the way a real `kind` ending does; failures queue in order.
+        """Make calls end the way a real `kind` ending does; returns the runner.
 
-        `on="run"` saves the failure for the next run (`execute_tests`), letting discoveries
-        through; `on="collect"` for the next collection (`discover_tests`); by default the next
-        call of either kind takes it.
+        **Scoped** (`node_id` given), a failure behaves like the real thing: it fires on every
+        call that selects that test (or collects that module), and on no other, until
+        `clear_failures()`, or for the next `times` calls it fires on. **Unscoped**, it fires on
+        the next call (the next `times` calls); unscoped failures queue in order. `on="run"`
+        keeps a failure for runs (`execute_tests`), `on="collect"` for discoveries.
 
-        - `timeout`: the test `node_id` (default: the first selected) never finishes; the
-          tests before it have run. The error names the call's timeout, and the test from the
-          stack faulthandler dumps when the runner signals the overrunning run (at `line`, as
-          for a crash).
-        - `crash`: pytest is killed by `signal` (default SIGSEGV) while running `node_id`
-          (default: the first selected test); faulthandler's dump names it at `line` (default:
-          the line after the test's scripted `line`, the first line of its body). Signals
-          faulthandler does not handle (SIGKILL, say) leave no dump.
-        - For both: if `node_id` is not selected by the call, or a `maxfail` stop comes first,
-          the call ends normally, as a real run would; with nothing selected, pytest is
-          killed while collecting.
-        - `collection_error`: the module `node_id` (default `tests/test_broken.py`) cannot be
-          imported; `message` is the exception line (default a ModuleNotFoundError). A run
-          is interrupted; a discovery lists it beside the tests that did collect.
+        - `timeout`: the test `node_id` (a test, or the first selected in a file or directory;
+          unscoped, the first selected test) never finishes; the tests before it have run. The
+          error names the call's timeout, and the test from the stack faulthandler dumps (at
+          `line`, as for a crash).
+        - `crash`: pytest is killed by `signal` (a name; default SIGSEGV) while running that
+          test; faulthandler's dump names it at `line` (default: the line after the test's
+          scripted `line`, the first line of its body). Signals faulthandler does not handle
+          (SIGKILL, say) leave no dump. A `maxfail` stop before the test ends the call
+          normally; unscoped with nothing selected, pytest is killed while collecting.
+        - `collection_error`: the module `node_id` (a path; unscoped, `tests/test_broken.py`,
+          whatever the call selects) cannot be imported; `message` is the exception line
+          (default a ModuleNotFoundError). Its tests do not collect. A run is interrupted; a
+          discovery lists the error beside the tests that did collect.
         - `usage_error`: pytest refuses the arguments; `message` is its `ERROR:` line
-          (default: the first target is not found).
+          (default: the first target is not found). Never scoped.
         - `internal_error`: a hook raises; `message` is the exception line (default
-          `RuntimeError: scripted internal error`).
+          `RuntimeError: scripted internal error`). Never scoped.
+
+        Every argument is checked here: ScriptError names the one that is wrong (a message a
+        timeout would drop, a signal number, a node id no scripted test has, ...). A scoped
+        timeout or crash needs its test scripted first.
         """
-        if kind not in FAILURE_KINDS:
-            raise ScriptError(f"kind: {kind!r} is not one of {', '.join(FAILURE_KINDS)}")
-        if on not in ("run", "collect", None):
-            raise ScriptError(f"on: {on!r} is not 'run', 'collect' or None")
-        self._failures.append(ScriptedFailure(kind, message, node_id, signal, line, on))
+        failure = checked_failure(kind, message, node_id, signal, line, on, times, self.tests)
+        self._failures.append(_Armed(failure, failure.times))
+        return self
+
+    def clear_failures(self, node_id: str | None = None) -> Self:
+        """Forget the scripted failures: every one, or those scoped to `node_id` (the test is fixed)."""
+        if node_id is None:
+            self._failures.clear()
+            return self
+        kept = [armed for armed in self._failures if armed.failure.node_id != node_id]
+        if len(kept) == len(self._failures):
+            scoped = sorted({a.failure.node_id for a in self._failures if a.failure.node_id is not None})
+            raise ScriptError(f"node_id: no failure is scripted for {node_id!r}; scripted for: {scoped or 'none'}")
+        self._failures[:] = kept
+        return self
+
+    def install(self, *distributions: str) -> Self:
+        """Install pytest plugins in the fake environment: `"pytest-xdist"` or `"pytest-xdist==3.8.0"`.
+
+        `workers` needs pytest-xdist and `coverage` pytest-cov, as on the real server; without
+        them the call is refused naming the field. check_environment lists what is installed.
+        """
+        for index, distribution in enumerate(distributions):
+            if not isinstance(distribution, str):
+                raise ScriptError(f"distributions[{index}]: must be a name like 'pytest-xdist', not {distribution!r}")
+            name, _, version = distribution.partition("==")
+            if not _is_distribution(name.strip()) or (_ and not version.strip()):
+                raise ScriptError(
+                    f"distributions[{index}]: {distribution!r} is not a distribution name, or name==version, "
+                    "like 'pytest-xdist' or 'pytest-cov==6.0.0'"
+                )
+            self._environment.plugins[normalized_distribution(name.strip())] = version.strip() or "1.0.0"
+        return self
+
+    def script_coverage(
+        self, percent: float, files: Mapping[str, float] | None = None, *, missing: Mapping[str, str] | None = None
+    ) -> Self:
+        """What pytest-cov measures for a run with `coverage`: the total `percent`, each file's, and each
+        file's missing lines (`{"cart.py": "12-15, 40"}`). Installs pytest-cov, which a measurement needs.
+        Without it scripted, a coverage run's measurement is null (coverage.py found no data)."""
+        files = files or {}
+        missing = missing or {}
+        _check_percent("percent", percent)
+        if not isinstance(files, Mapping) or not isinstance(missing, Mapping):
+            raise ScriptError("files, missing: must be mappings of a file's path to its percent, or missing lines")
+        for file, value in files.items():
+            if not isinstance(file, str) or not file or file.startswith(("/", "-")) or ".." in file.split("/"):
+                raise ScriptError(f"files: {file!r} must be a path relative to the root, like 'src/cart.py'")
+            _check_percent(f"files[{file!r}]", value)
+        for file, lines in missing.items():
+            if file not in files:
+                raise ScriptError(f"missing: {file!r} is not in files; give its percent there too")
+            if not isinstance(lines, str):
+                raise ScriptError(f"missing[{file!r}]: must be line ranges as text, like '12-15, 40'; got {lines!r}")
+        self._environment.coverage = CoverageReport(
+            percent=float(percent),
+            files=tuple(
+                CoverageFile(file=file, percent=float(value), missing=missing.get(file, ""))
+                for file, value in files.items()
+            ),
+        )
+        if "pytest-cov" not in self._environment.plugins:
+            self.install("pytest-cov")
+        return self
+
+    def script_environment(
+        self,
+        *,
+        python_version: str = "3.12.0",
+        pytest_version: str | None = "9.0.0",
+        pytest_error: str | None = None,
+        config_error: str | None = None,
+        prefix: str | None = None,
+    ) -> Self:
+        """What the target interpreter has, as check_environment reports it and as runs meet it.
+
+        `pytest_version=None` is an environment without pytest: check_environment says so with
+        the fix, and every run and discovery fails as the real server's do (`pytest_unavailable`);
+        `pytest_error` is why the import failed (default a ModuleNotFoundError). `config_error`
+        is configuration pytest refuses. `prefix` is where packages are installed (default: the
+        virtual environment of `connect(python=...)`). Plugins stay as `install` left them.
+        """
+        for name, value in (("python_version", python_version), ("pytest_version", pytest_version)):
+            if value is not None and (not isinstance(value, str) or not value[:1].isdigit()):
+                raise ScriptError(f"{name}: must be a version like '3.12.0', not {value!r}")
+        if pytest_version is None and config_error is not None:
+            raise ScriptError("config_error: only pytest reads the configuration; with pytest_version=None it has none")
+        if pytest_version is not None and pytest_error is not None:
+            raise ScriptError("pytest_error: only an environment without pytest has one; pass pytest_version=None")
+        for name, text in (("pytest_error", pytest_error), ("config_error", config_error), ("prefix", prefix)):
+            if text is not None and (not isinstance(text, str) or not text.strip()):
+                raise ScriptError(f"{name}: must be a non-empty string or None; got {text!r}")
+        environment = self._environment
+        environment.python_version = python_version
+        environment.pytest_version = pytest_version
+        environment.pytest_error = pytest_error
+        environment.config_error = config_error
+        environment.prefix = prefix
         return self
 
     def hold(self, after: int = 0) -> Self:
@@ -212,63 +401,82 @@ class FakeTestRunner(TestRunner):
         self._held = None
         return self
 
-    def _take_failure(self, call: Literal["run", "collect"]) -> ScriptedFailure | None:
-        for failure in self._failures:
-            if failure.on in (None, call):
-                self._failures.remove(failure)
-                return failure
-        return None
+    # -- wiring, for connect() ------------------------------------------------------------------------
+
+    def _connected(self, root: Path, python: Path | None) -> FakeEnvironmentProbe:
+        """Take the server's root (one root for both) and interpreter; the probe that reports this runner's
+        environment. ScriptError when the runner already has another root."""
+        if self._root is not None and self._root != root:
+            raise ScriptError(
+                f"root: the runner's root is {self._root}, and the server's would be {root}; "
+                "give one of them, or the same directory to both"
+            )
+        self._root = root
+        self._environment.python = python
+        return FakeEnvironmentProbe(root, environment=self._environment)
 
     # -- the TestRunner port ----------------------------------------------------------------------
 
     async def run(self, spec: RunSpec, progress: ProgressSink | None = None) -> RunReport:
         self.calls.append(spec)
-        command = ("fake", "-m", "pytest", *run_options(spec), "--", *spec.node_ids)
-        terminal = FakeTerminal(self._root or ".", verbosity=spec.verbosity, show_capture=spec.show_capture)
+        command = (self._python, "-m", "pytest", *run_options(spec), "--", *spec.node_ids)
+        refusal = self._environment.refusal(spec)
+        if refusal is not None:
+            return RunReport(termination=refusal, command=command, duration=0.0)
+        terminal = FakeTerminal(self._shown_root, verbosity=spec.verbosity, show_capture=spec.show_capture)
         terminal.session_start()
-        call = Call(spec, spec.node_ids, command, terminal, self._root)
-        failure = self._take_failure("run")
-        tests = self.tests
-        early = before_any_test(failure, tests, call)
-        if early is not None:
-            return early[0]
-        try:
-            selection = select(tests, spec.node_ids, spec.markers, spec.keywords, self._root)
-        except UsageError as exc:
-            return usage_error(exc, call)
-        terminal.collected(len(selection.collected), selection.deselected)
+        call = Call(spec, spec.node_ids, command, terminal, self._root_text)
+        pending = self._take_unscoped("run")
+        if pending is not None and (ending := whole_call_ending(pending, self.tests, call)) is not None:
+            return ending
+        selection = self._select(call, "run", pending)
+        if isinstance(selection, RunReport):
+            return selection
+        if selection.errors:
+            return interrupted_by_collection_errors(
+                selection.errors, selection.collected, selection.tests, call, status=selection.status
+            )
+        selected = selection.tests
+        terminal.collected(selection.collected, selection.collected - len(selected), status=selection.status)
 
+        kills = [armed.failure for armed in self._armed("run") if armed.failure.kills]
+        if pending is not None and pending.kills:
+            kills.insert(0, pending)
         reports: list[ReportedTest] = []
         failures = 0
         stopped = False
-        for done, test in enumerate(selection.selected, start=1):
+        for done, test in enumerate(selected, start=1):
             if self._held is not None and done - 1 == self._held[0]:
                 await self._held[1].wait()  # the run goes on only at `release()`, or is cancelled
             terminal.test_started(test.node_id)
-            if failure is not None and failure.kills and failure.strikes(test, selection):
-                return killed(failure, test, reports, call)
-            for report in test.reports():
+            striking = next((failure for failure in kills if failure.strikes(test, selected[0])), None)
+            if striking is not None:
+                self._fired(striking)
+                return killed(striking, test, reports, call)
+            for report in test.reports(self._root_text):
                 terminal.report(report)
                 reports.append(report)
                 failures += report.outcome in ("failed", "error")
                 if progress is not None and (spec.include_passed or report.outcome != "passed"):
                     await progress.reported(report)
             if progress is not None:
-                await progress.update(done, len(selection.selected), failures)
+                await progress.update(done, len(selected), failures)
             if spec.maxfail is not None and failures >= spec.maxfail:
                 stopped = True
                 break
-        if failure is not None and failure.kills and not selection.selected:
-            return killed(failure, None, reports, call)  # killed while collecting
+        if pending is not None and pending.kills and not selected:
+            return killed(pending, None, reports, call)  # killed while collecting
         if not stopped:
             terminal.loop_finished()
+        for report in reports:  # the session finished: pytest's cache learns what ran
+            self._last_failed.reported(report)
 
         counts = Counter[str](report.outcome for report in reports)
-        counts["deselected"] = selection.deselected
+        counts["deselected"] = selection.collected - len(selected)
         duration = round(sum(report.duration for report in reports), 6)
-        summary = Summary.from_counts(counts, total=len(selection.selected), duration=duration)
+        summary = Summary.from_counts(counts, total=len(selected), duration=duration)
         terminal.session_finished(summary.line(), stop=f"stopping after {spec.maxfail} failures" if stopped else None)
-        exit_code = 5 if not selection.selected else (1 if failures else 0)
+        exit_code = 5 if not selected else (1 if failures else 0)
         return RunReport(
             termination=Termination(kind="exited", exit_code=exit_code),
             command=command,
@@ -276,40 +484,145 @@ class FakeTestRunner(TestRunner):
             summary=summary,
             tests=tuple(r for r in reports if spec.include_passed or r.outcome != "passed"),
             stdout=terminal.text(),
+            coverage=self._environment.coverage if spec.coverage else None,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
         self.calls.append(spec)
         targets = (spec.path,) if spec.path is not None else ()
-        command = ("fake", "-m", "pytest", *collect_options(spec), "--", *targets)
-        terminal = FakeTerminal(self._root or ".", verbosity=-1)
-        call = Call(spec, targets, command, terminal, self._root)
-        failure = self._take_failure("collect")
-        tests = self.tests
-        early = before_any_test(failure, tests, call)
-        if early is not None:
-            report, collected = early
-            return _as_collection(report, collected, finished=report.summary is not None, max_listed=spec.max_listed)
-        if failure is not None and failure.kills:
-            return _as_collection(killed(failure, None, [], call), (), finished=False)
-        try:
-            selection = select(tests, targets, spec.markers, spec.keywords, self._root)
-        except UsageError as exc:
-            return _as_collection(usage_error(exc, call), (), finished=False)
-        terminal.collected_items([test.node_id for test in selection.selected])
-        terminal.session_finished(collect_words(len(selection.collected), selection.deselected, 0, 0.0))
+        command = (self._python, "-m", "pytest", *collect_options(spec), "--", *targets)
+        refusal = self._environment.refusal(None)
+        if refusal is not None:
+            return CollectionReport(termination=refusal, command=command, duration=0.0)
+        terminal = FakeTerminal(self._shown_root, verbosity=-1)
+        call = Call(spec, targets, command, terminal, self._root_text)
+        pending = self._take_unscoped("collect")
+        if pending is not None and (ending := whole_call_ending(pending, self.tests, call)) is not None:
+            return _as_collection(ending, (), finished=False)
+        if pending is not None and pending.kills:
+            return _as_collection(killed(pending, None, [], call), (), finished=False)
+        selection = self._select(call, "collect", pending)
+        if isinstance(selection, RunReport):
+            return _as_collection(selection, (), finished=False)
+        if selection.errors:
+            report = interrupted_by_collection_errors(selection.errors, selection.collected, selection.tests, call)
+            return _as_collection(report, selection.tests, finished=True, max_listed=spec.max_listed)
+        deselected = selection.collected - len(selection.tests)
+        terminal.collected_items([test.node_id for test in selection.tests])
+        terminal.session_finished(collect_words(selection.collected, deselected, 0, 0.0))
         return _as_collection(
             RunReport(
-                termination=Termination(kind="exited", exit_code=0 if selection.selected else 5),
+                termination=Termination(kind="exited", exit_code=0 if selection.tests else 5),
                 command=command,
                 duration=0.0,
-                summary=Summary(deselected=selection.deselected),
+                summary=Summary(deselected=deselected),
                 stdout=terminal.text(),
             ),
-            selection.selected,
+            selection.tests,
             finished=True,
             max_listed=spec.max_listed,
         )
+
+    # -- inside a call ----------------------------------------------------------------------------
+
+    @property
+    def _python(self) -> str:
+        return str(self._environment.interpreter.path)
+
+    @property
+    def _root_text(self) -> str | None:
+        return str(self._root) if self._root is not None else None
+
+    @property
+    def _shown_root(self) -> str:
+        return self._root_text or "."
+
+    def _armed(self, call: CallKind) -> list[_Armed]:
+        return [armed for armed in self._failures if armed.failure.scoped and armed.failure.applies_to(call)]
+
+    def _take_unscoped(self, call: CallKind) -> ScriptedFailure | None:
+        """The first unscoped failure for this kind of call, which this call uses up."""
+        for armed in self._failures:
+            if not armed.failure.scoped and armed.failure.applies_to(call):
+                self._fired(armed.failure)
+                return armed.failure
+        return None
+
+    def _fired(self, failure: ScriptedFailure) -> None:
+        for armed in self._failures:
+            if armed.failure is failure:
+                if armed.remaining is not None:
+                    armed.remaining -= 1
+                    if armed.remaining <= 0:
+                        self._failures.remove(armed)
+                return
+
+    def _select(self, call: Call, kind: CallKind, pending: ScriptedFailure | None) -> _Selected | RunReport:
+        """Collect, deselect and order as pytest would; a usage error's report when pytest refuses."""
+        spec = call.spec
+        tests = self.tests
+        broken = {
+            armed.failure.node_id: armed.failure
+            for armed in self._armed(kind)
+            if armed.failure.kind == "collection_error" and armed.failure.node_id is not None
+        }
+        if pending is not None and pending.kind == "collection_error":
+            broken.setdefault(DEFAULT_BROKEN_MODULE, pending)
+        try:
+            collection = collect(tests, broken, call.targets, self._root_text)
+        except UsageError as exc:
+            return usage_error(exc, call)
+        collected = list(collection.tests)
+        skipped: list[str] = []
+        if isinstance(spec, RunSpec) and spec.last_failed and self._last_failed.ids:
+            initial = {Argument.parse(0, target).path for target in call.targets}
+            known = {test.file for test in tests} | set(broken)
+            collected, skipped = self._last_failed.collect(collected, collection.modules, initial, known)
+        fired = [module for module in collection.broken if module not in skipped]
+        if pending is not None and pending.kind == "collection_error" and DEFAULT_BROKEN_MODULE not in fired:
+            fired.insert(0, DEFAULT_BROKEN_MODULE)  # unscoped: whatever the call selects
+        errors = tuple(collection_error(module, broken[module], self._root_text) for module in fired)
+        for module in dict.fromkeys(fired):
+            if broken[module] is not pending:
+                self._fired(broken[module])
+        for module in collection.modules:
+            if module not in skipped:
+                self._last_failed.collected(module, module in fired, tests)
+        if collection.not_found:
+            return usage_error(UsageError(collection.not_found, len(collected)), call, errors)
+        try:
+            selected = deselect(collected, spec.markers, spec.keywords)
+        except UsageError as exc:
+            return usage_error(exc, call, errors)
+        status = None
+        if isinstance(spec, RunSpec) and (spec.last_failed or spec.failed_first):
+            selected, _, line = self._last_failed.order(
+                selected, last_failed=spec.last_failed, failed_first=spec.failed_first, skipped_files=len(skipped)
+            )
+            status = f"run-last-failure: {line}" if spec.verbosity >= 0 else None
+        return _Selected(len(collected), tuple(selected), errors, status)
+
+
+def _checked_root(root: object) -> Path | None:
+    if root is None:
+        return None
+    if not isinstance(root, str | PathLike) or not str(root):
+        raise ScriptError(f"root: must be a directory's path, not {root!r}")
+    return Path(root).expanduser().resolve()
+
+
+def _is_distribution(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "-_." for c in name) and name[0].isalnum() and name[-1].isalnum()
+
+
+def _check_percent(name: str, value: object) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= 100
+    ):
+        raise ScriptError(f"{name}: must be a percentage from 0 to 100; got {value!r}")
 
 
 def _as_collection(

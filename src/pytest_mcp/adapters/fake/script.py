@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from functools import cached_property
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pytest_mcp.domain.errors import field_errors
 from pytest_mcp.domain.models import Outcome, Phase, ReportedTest
@@ -28,7 +29,13 @@ _DEFAULT_MESSAGES: Mapping[str, str] = {
 
 
 class ScriptError(ValueError):
-    """A script or recording is malformed. The message names the field and the reason."""
+    """An argument of the test double is wrong: a script, a recording, or a value given to `fail_with`,
+    `connect` or another method. Raised by the call that received it; the message names the argument
+    (or the field of a script) and the reason."""
+
+
+ROOT_MARK = "<root>"
+"""Stands for the project's root directory in scripted and recorded text; replaced when played back."""
 
 
 class ScriptedTest(BaseModel):
@@ -47,34 +54,61 @@ class ScriptedTest(BaseModel):
     outcome: Outcome = "passed"
     message: str | None = None
     traceback: str | None = None
-    duration: float = Field(0.0, ge=0)
+    duration: float = Field(default=0.0, ge=0)
     markers: tuple[str, ...] = ()
     stdout: str | None = None
     stderr: str | None = None
-    line: int | None = Field(None, ge=1)
+    line: int | None = Field(default=None, ge=1)
     phase: Phase | None = None
 
     @field_validator("node_id")
     @classmethod
-    def _has_a_file(cls, value: str) -> str:
-        if not NodeId.parse(value).path or value.startswith(("/", "-")):
+    def _is_a_test_id(cls, value: str) -> str:
+        # Split as pytest splits an argument: at the first `[`, then at `::`.
+        path, *names = value.partition("[")[0].split("::")
+        if not path or value.startswith(("/", "-")) or ".." in path.split("/"):
             raise ValueError("must be a node id relative to the root, like 'tests/test_x.py::test_y'")
+        if not names or not all(names):
+            raise ValueError(
+                f"{value!r} names no test: a test's node id is its file, then `::` and its name, "
+                "like 'tests/test_x.py::test_y' or 'tests/test_x.py::TestClass::test_y[param]'"
+            )
+        return value
+
+    @field_validator("markers", mode="before")
+    @classmethod
+    def _marker_names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError(f"must be a list of marker names, not the string {value!r}; write [{value!r}]")
+        if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+            value = tuple(value)
+            for index, name in enumerate(value):
+                if not isinstance(name, str) or not name.isidentifier():
+                    raise ValueError(f"[{index}] {name!r} is not a marker name (a Python identifier, like 'slow')")
+        return value
+
+    @field_validator("phase")
+    @classmethod
+    def _phase_fits_the_outcome(cls, value: Phase | None, info: ValidationInfo) -> Phase | None:
+        outcome = str(info.data.get("outcome"))
+        if value is not None and outcome in PHASES and value not in PHASES[outcome]:
+            raise ValueError(
+                f"{value!r} is impossible for outcome {outcome!r}; use one of {', '.join(map(repr, PHASES[outcome]))}"
+            )
         return value
 
     @model_validator(mode="after")
-    def _phase_fits_the_outcome(self) -> Self:
-        allowed = PHASES[self.outcome]
+    def _default_phase(self) -> Self:
         if self.phase is None:
-            object.__setattr__(self, "phase", allowed[0])
-        elif self.phase not in allowed:
-            raise ValueError(f"phase {self.phase!r} is impossible for outcome {self.outcome!r}; use one of {allowed}")
+            object.__setattr__(self, "phase", PHASES[self.outcome][0])
         return self
 
-    @property
+    @cached_property
     def id(self) -> NodeId:
+        """The node id taken apart (once: selection asks for it often)."""
         return NodeId.parse(self.node_id)
 
-    @property
+    @cached_property
     def file(self) -> str:
         return self.id.path
 
@@ -87,21 +121,27 @@ class ScriptedTest(BaseModel):
         """The names `-k` matches: directories below the root, module, classes, test, markers."""
         return {*self.file.split("/"), *self.id.named, *self.markers}
 
-    def reports(self) -> list[ReportedTest]:
-        """The reports pytest writes for this test, in order (two for a teardown error)."""
+    def reports(self, root: str | None = None) -> list[ReportedTest]:
+        """The reports pytest writes for this test, in order (two for a teardown error).
+
+        `<root>` in a text becomes `root` (`.` when there is none)."""
         phase = self.phase or PHASES[self.outcome][0]
         failing = self.outcome in ("failed", "error")
         message = self.message if self.message is not None else _DEFAULT_MESSAGES.get(self.outcome)
+
+        def rooted(text: str | None) -> str | None:
+            return text.replace(ROOT_MARK, root or ".") if text else text
+
         report = ReportedTest(
             node_id=self.node_id,
             outcome=self.outcome,
             phase=phase,
             location=f"{self.file}:{self.line}" if self.line else self.file,
-            message=message,
-            traceback=(self.traceback or _synthetic_traceback(self, message or "")) if failing else None,
+            message=rooted(message),
+            traceback=rooted(self.traceback or _synthetic_traceback(self, message or "")) if failing else None,
             duration=self.duration,
-            stdout=(self.stdout or None) if failing else None,
-            stderr=(self.stderr or None) if failing else None,
+            stdout=rooted(self.stdout or None) if failing else None,
+            stderr=rooted(self.stderr or None) if failing else None,
         )
         if self.outcome == "error" and phase == "teardown":
             passed = ReportedTest(node_id=self.node_id, outcome="passed", phase="call", location=report.location)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from pytest_mcp.adapters.fake.expressions import ExpressionError, Value, compile_expression
 from pytest_mcp.adapters.fake.script import ScriptedTest
-from pytest_mcp.domain.node_ids import NodeId
 
 
 class UsageError(Exception):
@@ -21,52 +21,67 @@ class UsageError(Exception):
 
 
 @dataclass(frozen=True)
-class Selection:
-    collected: tuple[ScriptedTest, ...]
-    selected: tuple[ScriptedTest, ...]
+class Collection:
+    """What pytest collects for a call's arguments, before `-k` and `-m`.
 
-    @property
-    def deselected(self) -> int:
-        return len(self.collected) - len(self.selected)
+    `modules` are the test modules it imported, in order; `broken` those that failed to import
+    (each a collection error); `not_found` pytest's `ERROR:` lines for arguments that matched
+    nothing, which make the call a usage error once collection is over.
+    """
 
-
-def select(
-    tests: Sequence[ScriptedTest], targets: Sequence[str], markers: str | None, keywords: str | None, root: str | None
-) -> Selection:
-    """What pytest would collect for `targets` and then keep after `-k` and `-m`; UsageError as pytest's."""
-    collected = _collect(tests, targets, root)
-    return Selection(tuple(collected), tuple(deselect(collected, markers, keywords)))
+    tests: tuple[ScriptedTest, ...]
+    modules: tuple[str, ...]
+    broken: tuple[str, ...]
+    not_found: tuple[str, ...]
 
 
-def _collect(tests: Sequence[ScriptedTest], targets: Sequence[str], root: str | None) -> list[ScriptedTest]:
+def collect(
+    tests: Sequence[ScriptedTest], broken: Iterable[str], targets: Sequence[str], root: str | None
+) -> Collection:
+    """pytest's collection of `targets` (everything when there are none) over the scripted tests and
+    the modules that cannot be imported; UsageError for an argument pytest refuses before collecting."""
+    broken = set(broken)
+    files = {test.file for test in tests} | broken
     if not targets:
-        return list(tests)
+        everything = _ordered_modules(tests, broken, lambda module: True)
+        return Collection(
+            tuple(test for test in tests if test.file not in broken),
+            tuple(everything),
+            tuple(module for module in everything if module in broken),
+            (),
+        )
     arguments = [Argument.parse(index, target) for index, target in enumerate(targets)]
-    for argument in arguments:
-        if not any(_under(test.file, argument.path) for test in tests):
+    for argument in arguments:  # pytest resolves every argument before it collects anything
+        if not any(_under(file, argument.path) for file in files):
             raise UsageError([f"ERROR: file or directory not found: {argument.text}"], 0)
+        if argument.parts and argument.path not in files:
+            raise UsageError([f"ERROR: directory argument cannot contain :: selection parts: {argument.text}"], 0)
     chosen: dict[str, ScriptedTest] = {}
+    modules: dict[str, None] = {}
     not_found: list[str] = []
     for argument in _without_overlaps(arguments):
-        matches = [test for test in tests if argument.selects(test)]
-        if not matches:
-            not_found.append(_not_found(argument, tests, root))
+        for module in _ordered_modules(tests, broken, partial(_under_path, argument.path)):
+            modules.setdefault(module)
+        if argument.path in broken and argument.parts:
+            not_found.append(f"ERROR: found no collectors for {argument.shown(root)}")
+            continue
+        matches = [test for test in tests if test.file not in broken and argument.selects(test)]
+        if not matches and argument.parts:  # a path that exists always matches, even if all it holds is broken
+            not_found.append(argument.not_found(tests, root))
         for test in matches:
             chosen.setdefault(test.node_id, test)
-    if not_found:
-        raise UsageError(not_found, len(chosen))
-    return list(chosen.values())
+    return Collection(
+        tuple(chosen.values()),
+        tuple(modules),
+        tuple(module for module in modules if module in broken),
+        tuple(not_found),
+    )
 
 
-def _not_found(argument: Argument, tests: Iterable[ScriptedTest], root: str | None) -> str:
-    # pytest names the argument without its parameter id, and the deepest collector it searched.
-    shown = argument.text.split("[", 1)[0] if argument.parametrization else argument.text
-    location = f"{root}/{shown}" if root else shown
-    classes = "::".join(argument.parts[:-1])
-    collector = f"<Module {argument.path.rsplit('/', 1)[-1]}>"
-    if classes and any(test.node_id.startswith(f"{argument.path}::{classes}::") for test in tests):
-        collector = f"<Class {argument.parts[-2]}>"
-    return f"ERROR: not found: {location}\n(no match in any of [{collector}])"
+def _ordered_modules(tests: Sequence[ScriptedTest], broken: set[str], wanted: Callable[[str], bool]) -> list[str]:
+    """The modules pytest imports: scripted ones in script order, then broken ones that hold no scripted test."""
+    modules = list(dict.fromkeys(test.file for test in tests if wanted(test.file)))
+    return modules + sorted((m for m in broken if wanted(m) and m not in modules), key=lambda m: m.split("/"))
 
 
 class _KeywordsDoNotTakeArguments(Exception):
@@ -118,9 +133,13 @@ def _under(file: str, path: str) -> bool:
     return path in (".", file) or file.startswith(path + "/")
 
 
+def _under_path(path: str, file: str) -> bool:
+    return _under(file, path)
+
+
 @dataclass(frozen=True)
 class Argument:
-    """A node id argument split as pytest splits it: path, `::` parts, and a parameter id."""
+    """A command-line argument split as pytest splits it: at the first `[`, then the path and the `::` parts."""
 
     index: int
     text: str
@@ -130,14 +149,71 @@ class Argument:
 
     @classmethod
     def parse(cls, index: int, text: str) -> Argument:
-        node = NodeId.parse(text)
-        return cls(index, text, posixpath.normpath(node.path), node.names, node.parameters or None)
+        base, bracket, rest = text.partition("[")
+        path, *parts = base.split("::")
+        if bracket and not parts:
+            raise UsageError([f"ERROR: path cannot contain [] parametrization: {text}"], 0)
+        return cls(index, text, posixpath.normpath(path or "."), tuple(parts), bracket + rest if bracket else None)
 
     def selects(self, test: ScriptedTest) -> bool:
+        """Whether pytest's matching of this argument's parts, level by level, reaches `test`."""
         if not self.parts:
             return _under(test.file, self.path)
-        target = "::".join([self.path, *self.parts]) + (self.parametrization or "")
-        return test.node_id == target or test.node_id.startswith((target + "::", target + "["))
+        if test.file != self.path:
+            return False
+        names = test.id.names
+        depth = len(self.parts)
+        if depth > len(names) or names[: depth - 1] != self.parts[:-1]:
+            return False
+        # The last part names a class (everything in it) or the test: without a parameter id it
+        # matches every parametrization, with one exactly that one.
+        name = names[depth - 1] + (test.id.parameters if depth == len(names) else "")
+        if self.parametrization is not None:
+            return name == self.parts[-1] + self.parametrization
+        return name.split("[", 1)[0] == self.parts[-1]
+
+    def shown(self, root: str | None) -> str:
+        """The argument as pytest names it in an error: its absolute path and its parts, no parameter id."""
+        path = self.path if root is None else (root if self.path == "." else f"{root}/{self.path}")
+        return "::".join((path, *self.parts))
+
+    def not_found(self, tests: Sequence[ScriptedTest], root: str | None) -> str:
+        """pytest's error for an argument that matched nothing: the collectors it searched in vain, if any."""
+        in_module = [test.id for test in tests if test.file == self.path]
+        searched: list[str] = []
+
+        def children(prefix: tuple[str, ...]) -> dict[str, bool]:
+            """The nodes one level below `prefix`, each with whether it is a class (a collector)."""
+            found: dict[str, bool] = {}
+            for node in in_module:
+                if len(node.names) > len(prefix) and node.names[: len(prefix)] == prefix:
+                    is_class = len(node.names) > len(prefix) + 1
+                    name = node.names[len(prefix)] + ("" if is_class else node.parameters)
+                    found[name] = found.get(name, False) or is_class
+            return found
+
+        def walk(prefix: tuple[str, ...], parts: tuple[str, ...]) -> None:
+            # pytest's Session.collect loop: match one level, go deeper with the rest of the parts;
+            # an item reached with parts left over is dropped without a word.
+            matched = False
+            for child, is_class in children(prefix).items():
+                if len(parts) > 1:
+                    is_match = child == parts[0]
+                elif self.parametrization is not None:
+                    is_match = child == parts[0] + self.parametrization
+                else:
+                    is_match = child.split("[", 1)[0] == parts[0]
+                if is_match:
+                    matched = True
+                    if is_class and len(parts) > 1:
+                        walk((*prefix, child), parts[1:])
+            if not matched:
+                searched.append(f"<Class {prefix[-1]}>" if prefix else f"<Module {self.path.rsplit('/', 1)[-1]}>")
+
+        walk((), self.parts)
+        if not searched:
+            return f"ERROR: found no collectors for {self.shown(root)}"
+        return f"ERROR: not found: {self.shown(root)}\n(no match in any of [{', '.join(searched)}])"
 
     def subsumes(self, other: Argument) -> bool:
         """pytest's `is_collection_argument_subsumed_by(other, self)`."""
@@ -156,8 +232,3 @@ def _without_overlaps(arguments: list[Argument]) -> list[Argument]:
         if not kept or not kept[-1].subsumes(argument):
             kept.append(argument)
     return sorted(kept, key=lambda a: a.index)
-
-
-def targets(target: str, test: ScriptedTest) -> bool:
-    """Whether the command-line argument `target` selects `test`."""
-    return Argument.parse(0, target).selects(test)

@@ -9,6 +9,7 @@ cannot know it states plainly: the header names the fake instead of a platform a
 from __future__ import annotations
 
 import platform
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -16,6 +17,7 @@ from pytest_mcp.domain.models import CollectionError, ReportedTest
 from pytest_mcp.domain.node_ids import NodeId
 
 WIDTH = 80
+_FIXTURE_LOOKUP = re.compile(r"file .+, line \d+\n")
 _LETTERS = {"passed": ".", "failed": "F", "skipped": "s", "xfailed": "x", "xpassed": "X", "error": "E"}
 
 
@@ -105,7 +107,10 @@ class FakeTerminal:
         self.write_line(f"platform fake -- Python {platform.python_version()}, pytest-mcp FakeTestRunner")
         self.write_line(f"rootdir: {self.root}")
 
-    def collected(self, collected: int, deselected: int, errors: Sequence[CollectionError] = ()) -> None:
+    def collected(
+        self, collected: int, deselected: int, errors: Sequence[CollectionError] = (), status: str | None = None
+    ) -> None:
+        """The `collected` line, then what plugins report when collection is over (`run-last-failure: ...`)."""
         self._collected = collected - deselected
         self._errors.extend(errors)
         if self.verbosity < 0:
@@ -116,6 +121,8 @@ class FakeTerminal:
         if deselected:
             line += f" / {deselected} deselected / {collected - deselected} selected"
         self.write_line(line)
+        if status is not None:
+            self.write_line(status)
 
     def test_started(self, node_id: str) -> None:
         if self.verbosity >= 0:
@@ -207,13 +214,21 @@ class FakeTerminal:
     def _body(self, traceback: str | None, *, raw: bool) -> None:
         if not traceback:
             return
-        # A report's traceback is pytest's `longreprtext`, which is stripped; a rendered
-        # exception starts with a blank line and an indented first source line.
-        if raw or not any(line.startswith("E ") for line in traceback.splitlines()):
+        # A report's traceback is pytest's `longreprtext`, which is stripped: a rendered exception
+        # (source lines, then `E` lines) starts with a blank line and a source line indented by 4,
+        # or marked `>` for the failing line. Anything else (a fixture lookup error's `file ...,
+        # line N`, a `pytrace=False` message) is printed as it is.
+        lines = traceback.splitlines()
+        first = lines[0]
+        source_first = not first[:1].isspace() and not first.startswith(("E ", "file ", "Traceback", "["))
+        if raw or not source_first or not any(line.startswith("E ") for line in lines):
             self._line(traceback)
         else:
             self._line()
-            self._line("    " + traceback)
+            self._line(first if first.startswith(">") else "    " + first)
+            rest = "\n".join(lines[1:])
+            if rest:
+                self._line(rest)
 
     def _captured(self, report: ReportedTest) -> None:
         if not self.show_capture:
@@ -231,6 +246,8 @@ class FakeTerminal:
             message = error.message
             if isinstance(error, CollectionError) and error.message.startswith(("ModuleNotFoundError", "ImportError")):
                 message = None  # pytest's ImportError report carries no crash line
+            if isinstance(error, ReportedTest) and _FIXTURE_LOOKUP.match(error.traceback or ""):
+                message = None  # nor does a fixture lookup error's (`file PATH, line N` first)
             lines.append(self._summary_entry("ERROR", error.node_id, message))
         if lines:
             self._write_sep("=", "short test summary info")

@@ -25,14 +25,15 @@ from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-import structlog
 from mcp_types import CallToolResult
+
+from pytest_mcp.adapters.structlog_logging import routed_logger
 
 if TYPE_CHECKING:
     from pytest_mcp.domain.progress import RunWatch
     from pytest_mcp.domain.requests import ExecuteTestsRequest
 
-_log = structlog.get_logger("pytest_mcp.runs")
+_log = routed_logger("pytest_mcp.runs")
 
 Owner = str
 """Who a run belongs to: `stdio`, `session:<Mcp-Session-Id or SSE session>`, or for requests

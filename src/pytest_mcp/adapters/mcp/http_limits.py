@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import structlog
 
 from pytest_mcp.adapters.mcp.tool_server import CLIENT, ClientPresence
+from pytest_mcp.adapters.structlog_logging import routed_logger
 
-_log = structlog.get_logger("pytest_mcp.transport")
+_log = routed_logger("pytest_mcp.transport")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anyio
-import structlog
 from mcp.server import Server
 
 from pytest_mcp.adapters.mcp.http_limits import (
@@ -32,9 +31,10 @@ from pytest_mcp.adapters.mcp.http_limits import (
 from pytest_mcp.adapters.mcp.shutdown_signals import ShutdownSignals
 from pytest_mcp.adapters.mcp.stateless_cancel import StatelessCancellation
 from pytest_mcp.adapters.mcp.tool_server import McpToolServer
+from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.settings import exposure_problem, token_problem
 
-_log = structlog.get_logger("pytest_mcp.transport")
+_log = routed_logger("pytest_mcp.transport")
 
 HEALTH_PATH = "/healthz"
 DEFAULT_PATHS = {"http": "/mcp", "sse": "/sse"}

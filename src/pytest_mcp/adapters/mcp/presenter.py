@@ -135,7 +135,8 @@ def render_discovery(result: DiscoveryResult) -> str:
     if result.deselected:
         head += f", {result.deselected} deselected"
     if result.collection_errors:
-        head += f", {len(result.collection_errors)} collection errors"
+        errors = len(result.collection_errors)
+        head += f", {errors} collection error{'' if errors == 1 else 's'}"
     lines = [head]
     lines += [test.node_id for test in result.tests[:_LISTED_NODE_IDS]]
     if len(result.tests) > _LISTED_NODE_IDS:

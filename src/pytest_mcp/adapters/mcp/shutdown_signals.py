@@ -6,9 +6,10 @@ import signal
 from collections.abc import Callable
 
 import anyio
-import structlog
 
-_log = structlog.get_logger("pytest_mcp.transport")
+from pytest_mcp.adapters.structlog_logging import routed_logger
+
+_log = routed_logger("pytest_mcp.transport")
 
 
 class ShutdownSignals:

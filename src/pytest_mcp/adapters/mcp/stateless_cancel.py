@@ -23,12 +23,11 @@ import json
 from collections import defaultdict
 from typing import Any
 
-import structlog
-
 from pytest_mcp.adapters.mcp.http_limits import ASGIApp, Message, Receive, Scope, Send
 from pytest_mcp.adapters.mcp.tool_server import CLIENT, ClientPresence
+from pytest_mcp.adapters.structlog_logging import routed_logger
 
-_log = structlog.get_logger("pytest_mcp.transport")
+_log = routed_logger("pytest_mcp.transport")
 
 INSPECTED_BYTES = 1 << 20
 """Bodies longer than this pass through unread: a cancellation is about 150 bytes, and a

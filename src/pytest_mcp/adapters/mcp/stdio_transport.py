@@ -16,7 +16,6 @@ from typing import Any
 
 import anyio
 import mcp_types
-import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
@@ -25,8 +24,9 @@ from pydantic import ValidationError
 
 from pytest_mcp.adapters.mcp.shutdown_signals import ShutdownSignals
 from pytest_mcp.adapters.mcp.tool_server import McpToolServer
+from pytest_mcp.adapters.structlog_logging import routed_logger
 
-_log = structlog.get_logger("pytest_mcp.transport")
+_log = routed_logger("pytest_mcp.transport")
 
 MAX_LINE_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 """The largest message accepted on stdin: the SDK's limit for an HTTP request body (4 MiB)."""

@@ -14,7 +14,6 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-import structlog
 from mcp import MCPError
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -35,6 +34,7 @@ from pydantic import BaseModel
 
 from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns, Owner
 from pytest_mcp.adapters.mcp.tool_errors import ToolError, ToolErrors
+from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.errors import ExecutionFailed, FieldError, InvalidArguments
 from pytest_mcp.domain.requests import (
     CheckEnvironmentRequest,
@@ -79,7 +79,7 @@ class ClientPresence:
             callback()
 
 
-_audit = structlog.get_logger("pytest_mcp.audit")
+_audit = routed_logger("pytest_mcp.audit")
 
 
 ToolRequest = ExecuteTestsRequest | GetTestRunRequest | DiscoverTestsRequest | CheckEnvironmentRequest

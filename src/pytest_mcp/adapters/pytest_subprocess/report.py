@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import structlog
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
+from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.models import (
     CollectedTest,
     CollectionError,
@@ -21,7 +21,7 @@ from pytest_mcp.domain.models import (
 )
 from pytest_mcp.ports.progress import ProgressSink
 
-_log = structlog.get_logger("pytest_mcp.runner")
+_log = routed_logger("pytest_mcp.runner")
 
 
 @dataclass
