@@ -132,6 +132,14 @@ def _this_thread_only(text):
     return "".join(kept)
 
 
+def _counted(key, report):
+    """Whether pytest's line counts this report under `key`. A passing setup or teardown is never a
+    pass, although a replacement terminal (pytest-sugar's) files it under `passed` too."""
+    if key == "passed" and getattr(report, "when", "call") != "call":
+        return False
+    return getattr(report, "count_towards_summary", True)
+
+
 def _location(location):
     if not location:
         return None
@@ -185,7 +193,7 @@ class Reporter:
             stats = self.own_stats
         for key, reports in stats.items():
             if key:  # setup and teardown reports that pass have no word
-                counts[key] = sum(1 for r in reports if getattr(r, "count_towards_summary", True))
+                counts[key] = sum(1 for r in reports if _counted(key, r))
         return counts
 
     def _reproduce(self):
