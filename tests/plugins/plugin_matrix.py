@@ -28,6 +28,7 @@ from tests.plugins.support import (
     Project,
     PytestSays,
     assert_coverage_is_pytest_covs,
+    coming,
     execute,
     headline_words,
     pytest_says,
@@ -597,16 +598,25 @@ class Observed:
     mcp_root: Path
 
 
-_AHEAD: Ahead[Observed] = Ahead()
+_AHEAD: Ahead[tuple[str, str], Observed] = Ahead()
 
 
-def observed(env: Environment, name: str, tmp_path_factory: pytest.TempPathFactory) -> Observed:
-    """Plain pytest and the server on case `name`'s project: one run each, shared by the checks."""
+def observed(
+    request: pytest.FixtureRequest, env: Environment, name: str, tmp_path_factory: pytest.TempPathFactory
+) -> Observed:
+    """Plain pytest and the server on case `name`'s project: one run each, shared by the checks;
+    the cases the class's selected tests read next are observed meanwhile."""
 
-    def every() -> dict[tuple[str, str], Callable[[], Awaitable[Observed]]]:
-        return {(env.name, case): observation(env, case, tmp_path_factory) for case in CASES}
+    def key(item: pytest.Item) -> tuple[str, str] | None:
+        callspec = getattr(item, "callspec", None)
+        if getattr(item, "cls", None) is not request.cls or callspec is None or "case" not in callspec.params:
+            return None
+        return (env.name, callspec.params["case"])
 
-    return _AHEAD.get((env.name, name), every)
+    def make(key: tuple[str, str]) -> Callable[[], Awaitable[Observed]]:
+        return observation(env, key[1], tmp_path_factory)
+
+    return _AHEAD.get((env.name, name), make, coming(request, key))
 
 
 def observation(
@@ -640,44 +650,42 @@ class PluginMatrix:
     def case(self, request: pytest.FixtureRequest) -> str:
         return str(request.param)
 
-    def test_counts_are_pytests_own(
-        self, env: Environment, case: str, tmp_path_factory: pytest.TempPathFactory
-    ) -> None:
-        seen = observed(env, case, tmp_path_factory)
+    @pytest.fixture
+    def seen(
+        self, request: pytest.FixtureRequest, env: Environment, case: str, tmp_path_factory: pytest.TempPathFactory
+    ) -> Observed:
+        return observed(request, env, case, tmp_path_factory)
 
+    def test_counts_are_pytests_own(self, seen: Observed) -> None:
         assert seen.answer.counts == seen.said.counts, seen.answer.context()
         assert seen.answer.result["exit_code"] == seen.said.exit_code, seen.answer.context()
 
-    def test_text_opens_with_pytests_words(
-        self, env: Environment, case: str, tmp_path_factory: pytest.TempPathFactory
-    ) -> None:
-        seen = observed(env, case, tmp_path_factory)
-
+    def test_text_opens_with_pytests_words(self, seen: Observed) -> None:
         assert seen.said.words is not None, seen.said.output[-3000:]
         assert headline_words(seen.answer.headline) == seen.said.words, seen.answer.context()
 
-    def test_failures_are_pytests_short_summary(
-        self, env: Environment, case: str, tmp_path_factory: pytest.TempPathFactory
-    ) -> None:
-        seen = observed(env, case, tmp_path_factory)
-
+    def test_failures_are_pytests_short_summary(self, seen: Observed) -> None:
         assert seen.answer.failures == seen.said.failures, seen.answer.context()
 
     # Evidence that the plugin really ran on the server's side.
 
-    def test_the_html_report_is_written(self, env: Environment, tmp_path_factory: pytest.TempPathFactory) -> None:
-        seen = observed(env, "html", tmp_path_factory)
+    def test_the_html_report_is_written(
+        self, request: pytest.FixtureRequest, env: Environment, tmp_path_factory: pytest.TempPathFactory
+    ) -> None:
+        seen = observed(request, env, "html", tmp_path_factory)
 
         assert (seen.mcp_root / "report.html").is_file()
 
-    def test_coverage_is_pytest_covs_total(self, env: Environment, tmp_path_factory: pytest.TempPathFactory) -> None:
-        seen = observed(env, "cov", tmp_path_factory)
+    def test_coverage_is_pytest_covs_total(
+        self, request: pytest.FixtureRequest, env: Environment, tmp_path_factory: pytest.TempPathFactory
+    ) -> None:
+        seen = observed(request, env, "cov", tmp_path_factory)
 
         assert_coverage_is_pytest_covs(seen.answer, seen.said)
 
     def test_the_randomly_seed_is_in_the_command(
-        self, env: Environment, tmp_path_factory: pytest.TempPathFactory
+        self, request: pytest.FixtureRequest, env: Environment, tmp_path_factory: pytest.TempPathFactory
     ) -> None:
-        seen = observed(env, "randomly", tmp_path_factory)
+        seen = observed(request, env, "randomly", tmp_path_factory)
 
         assert "--randomly-seed=12345" in " ".join(seen.answer.result["command"] or ()), seen.answer.context()

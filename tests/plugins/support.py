@@ -19,7 +19,7 @@ import sys
 import textwrap
 import tomllib
 import uuid
-from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +31,7 @@ import pytest
 
 from tests.e2e.e2e_support import Server, structured, text_of
 
+K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[2]
@@ -359,8 +360,8 @@ def assert_coverage_is_pytest_covs(answer: Answer, said: PytestSays) -> None:
     assert round(coverage["percent"]) == int(total[1]), f"pytest-cov: TOTAL {total[1]}%, ours: {coverage}"
 
 
-class Ahead(Generic[T]):
-    """A test module's observations, made ahead of its tests, two at a time.
+class Ahead(Generic[K, T]):
+    """A test module's observations, made ahead of the tests that read them, two at a time.
 
     One observation (plain pytest beside the server) keeps the cores busy only part of the time:
     processes start, the MCP client and server shake hands. Two at once keep both cores of a CI
@@ -369,15 +370,21 @@ class Ahead(Generic[T]):
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="observe")
-        self._futures: dict[Hashable, Future[T]] = {}
+        self._futures: dict[K, Future[T]] = {}
 
-    def get(self, key: Hashable, every: Callable[[], Mapping[Hashable, Callable[[], Awaitable[T]]]]) -> T:
-        """The observation `key`; the first call starts every observation `every()` names, in order."""
-        if key not in self._futures:
-            for name, observe in every().items():
-                if name not in self._futures:
-                    self._futures[name] = self._pool.submit(anyio.run, observe)
+    def get(self, key: K, make: Callable[[K], Callable[[], Awaitable[T]]], coming: Iterable[K] = ()) -> T:
+        """Observation `key`, made by `make(key)()`; the observations `coming` are started as well."""
+        for each in (key, *coming):
+            if each not in self._futures:
+                self._futures[each] = self._pool.submit(anyio.run, make(each))
         return self._futures[key].result()
+
+
+def coming(request: pytest.FixtureRequest, key: Callable[[pytest.Item], K | None]) -> list[K]:
+    """The observations the tests selected in this session (after -k, -m and node ids) will read,
+    in their order: `key` names an item's, or None for an item that reads none. (Under xdist each
+    worker collects every item; `--dist loadfile` runs all of a module's on one worker.)"""
+    return list(dict.fromkeys(found for item in request.session.items if (found := key(item)) is not None))
 
 
 def same_project_twice(project: Project, tmp_path: Path) -> tuple[Path, Path]:

@@ -30,6 +30,7 @@ from tests.plugins.support import (
     Project,
     PytestSays,
     assert_coverage_is_pytest_covs,
+    coming,
     execute,
     headline_words,
     pytest_says,
@@ -162,22 +163,30 @@ class Observed:
     answer: Answer
 
 
-_AHEAD: Ahead[dict[str, Observed]] = Ahead()
+_AHEAD: Ahead[tuple[str, str], dict[str, Observed]] = Ahead()
 
 
 def observed(
-    plugin_envs: dict[str, Environment], env: str, case: str, request: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    plugin_envs: dict[str, Environment],
+    call: tuple[str, str, str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Observed:
-    """Every request of a case through one server, and plain pytest once per request."""
+    """Every request of a case through one server, and plain pytest once per request; the cases
+    the module's selected tests read next are observed meanwhile."""
+    env, case, name = call
 
-    def every() -> dict[tuple[str, str], Callable[[], Awaitable[dict[str, Observed]]]]:
-        return {
-            (name, each): observation(plugin_envs[each], name, tmp_path_factory)
-            for each in ENVIRONMENTS
-            for name in CASES
-        }
+    def key(item: pytest.Item) -> tuple[str, str] | None:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        found = params.get("call") or params.get("feature_call")
+        if getattr(item, "module", None) is not request.module or found is None:
+            return None
+        return (found[0], found[1])
 
-    return _AHEAD.get((case, env), every)[request]
+    def make(key: tuple[str, str]) -> Callable[[], Awaitable[dict[str, Observed]]]:
+        return observation(plugin_envs[key[0]], key[1], tmp_path_factory)
+
+    return _AHEAD.get((env, case), make, coming(request, key))[name]
 
 
 def observation(
@@ -212,9 +221,12 @@ def call(request: pytest.FixtureRequest) -> tuple[str, str, str]:
 
 @pytest.fixture
 def seen(
-    plugin_envs: dict[str, Environment], call: tuple[str, str, str], tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    plugin_envs: dict[str, Environment],
+    call: tuple[str, str, str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Observed:
-    return observed(plugin_envs, *call, tmp_path_factory)
+    return observed(request, plugin_envs, call, tmp_path_factory)
 
 
 def test_counts_are_pytests_own(seen: Observed) -> None:
@@ -236,10 +248,13 @@ FEATURE_CALLS = [call for call in CALLS if {"workers", "coverage"} & set(REQUEST
 
 @pytest.mark.parametrize("feature_call", FEATURE_CALLS, ids=[CALL_IDS[CALLS.index(call)] for call in FEATURE_CALLS])
 def test_requested_workers_and_coverage_happen(
-    plugin_envs: dict[str, Environment], feature_call: tuple[str, str, str], tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    plugin_envs: dict[str, Environment],
+    feature_call: tuple[str, str, str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """The failing test names the xdist workers it ran under; coverage is pytest-cov's TOTAL."""
-    seen = observed(plugin_envs, *feature_call, tmp_path_factory)
+    seen = observed(request, plugin_envs, feature_call, tmp_path_factory)
     arguments = REQUESTS[feature_call[2]][0]
 
     if "workers" in arguments:

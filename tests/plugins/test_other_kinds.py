@@ -22,6 +22,7 @@ from tests.plugins.support import (
     Environment,
     Project,
     PytestSays,
+    coming,
     headline_words,
     pytest_says,
     same_project_twice,
@@ -219,20 +220,29 @@ class Observed:
     discovery: Answer
 
 
-_AHEAD: Ahead[Observed] = Ahead()
+_AHEAD: Ahead[tuple[str, str], Observed] = Ahead()
 
 
 def observed(
-    envs: dict[str, Environment], env: Environment, kind: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    plugin_envs: dict[str, Environment],
+    env: Environment,
+    kind: str,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Observed:
-    """Plain pytest and the server (execute_tests, then discover_tests) on one kind's project."""
+    """Plain pytest and the server (execute_tests, then discover_tests) on one kind's project; the
+    ones the module's selected tests read next are observed meanwhile."""
 
-    def every() -> dict[tuple[str, str], Callable[[], Awaitable[Observed]]]:
-        return {
-            (each.name, name): observation(each, name, tmp_path_factory) for name in KINDS for each in envs.values()
-        }
+    def key(item: pytest.Item) -> tuple[str, str] | None:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if getattr(item, "module", None) is not request.module or not {"env", "kind"} <= set(params):
+            return None
+        return (params["env"], params["kind"])
 
-    return _AHEAD.get((env.name, kind), every)
+    def make(key: tuple[str, str]) -> Callable[[], Awaitable[Observed]]:
+        return observation(plugin_envs[key[0]], key[1], tmp_path_factory)
+
+    return _AHEAD.get((env.name, kind), make, coming(request, key))
 
 
 def observation(
@@ -258,9 +268,13 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def seen(
-    plugin_envs: dict[str, Environment], env: Environment, kind: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    plugin_envs: dict[str, Environment],
+    env: Environment,
+    kind: str,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Observed:
-    return observed(plugin_envs, env, kind, tmp_path_factory)
+    return observed(request, plugin_envs, env, kind, tmp_path_factory)
 
 
 def test_counts_are_pytests_own(seen: Observed) -> None:
