@@ -182,6 +182,26 @@ async def test_an_http_session_reads_only_its_own_runs_and_ending_it_stops_them(
             await assert_all_gone(marker, within=3.0)
 
 
+async def test_a_run_cancelled_through_another_connection_of_its_owner_answers_cancelled_to_every_later_call(
+    tmp_path: Path, marker: str
+) -> None:
+    """Over --stateless HTTP, two clients with the same token are one owner (ADR 0012)."""
+    root = sleeper_project(tmp_path, marker)
+    token = "t" * 40
+    environment = {MARKER_ENV: marker, "PYTEST_MCP_AUTH_TOKEN": token}
+    arguments = ("--transport", "http", "--stateless", "--detach-after", "0.5")
+    with http_server(root, tmp_path, *arguments, env=environment) as server:
+        async with connect(server, "legacy", token=token) as first:
+            run_id = await start_detached_sleeper(first, marker)
+            await wait_until_running(marker)
+            async with connect(server, "legacy", token=token) as second:
+                cancelled = await second.call_tool("get_test_run", {"run_id": run_id, "cancel": True})
+            await assert_all_gone(marker, within=0.5)
+            later = [await first.call_tool("get_test_run", {"run_id": run_id}) for _ in range(2)]
+    assert cancelled.structured_content["status"] == "cancelled"  # type: ignore[index]
+    assert [answer.structured_content["status"] for answer in later] == ["cancelled", "cancelled"]  # type: ignore[index]
+
+
 async def test_stateless_says_the_run_may_be_on_another_instance(tmp_path: Path) -> None:
     root = write_project(tmp_path / "proj", {"test_ok.py": "def test_ok():\n    pass\n"})
     with http_server(root, tmp_path, "--transport", "http", "--stateless") as server:
