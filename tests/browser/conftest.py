@@ -125,10 +125,17 @@ class ReportPage:
                     self.driver.execute_script("host.answer(arguments[0], arguments[1])", call["id"], wire(result))
                 await anyio.sleep(0.05)
 
-    def screenshot(self, name: str) -> Path:
+    def screenshot(self, name: str, above: str | None = None) -> Path:
+        """The page as the host shows it, in .artifacts/report-view/: whole, or only what is above the
+        view's element `above` (the README's picture stops above the command, which names a local path)."""
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        height = self.in_view("return document.documentElement.scrollHeight")
-        self.driver.set_window_size(1000, min(max(int(height) + 40, 400), 4000))
+        self.wait_until(lambda: self.host("sizes"), "the view never said its size")
+        time.sleep(0.1)  # the last size-changed applied
+        shown = int(self.driver.execute_script("return host.frame.offsetHeight"))
+        if above is not None:
+            shown = int(self.in_view("return document.querySelector(arguments[0]).offsetTop", above))
+        chrome = int(self.driver.execute_script("return window.outerHeight - window.innerHeight"))
+        self.driver.set_window_size(1000, shown + chrome)
         path = ARTIFACTS / f"{name}.png"
         self.driver.save_screenshot(str(path))
         return path

@@ -18,7 +18,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from pytest_mcp.adapters.mcp.report_view import VIEW_URI
-from pytest_mcp.testing import connect
+from pytest_mcp.testing import FakeTestRunner, connect
 from tests.browser.conftest import HARNESS, ReportPage
 from tests.security.hostile_reports import HOOK, PAYLOADS, write_hostile_project
 
@@ -53,11 +53,16 @@ async def show(page: ReportPage, client: Client, tool: str, arguments: dict[str,
 
 CLEAN = {
     "test_clean.py": """
+        import time
+
         import pytest
 
-        @pytest.mark.parametrize("n", range(5))
+        @pytest.mark.parametrize("n", range(4))
         def test_fine(n):
             assert n >= 0
+
+        def test_takes_a_while():
+            time.sleep(0.3)
     """
 }
 
@@ -121,13 +126,43 @@ DETACHED = {
 async def test_a_clean_run_shows_its_counts_as_a_bar_and_nothing_to_fix(page: ReportPage, tmp_path: Path) -> None:
     async with serve(write_project(tmp_path / "p", CLEAN)) as client:
         await show(page, client, "execute_tests", {})
-    assert page.counts() == {"passed": 5}
-    assert page.text("#headline").startswith("5 passed in ")
-    assert page.text("#headline").endswith("(exit code 0)")
-    assert page.in_view("return document.querySelectorAll('#bar span.passed').length") == 1
-    assert not page.visible("failures")
-    assert not page.visible("collection")
-    page.screenshot("clean")
+        assert page.counts() == {"passed": 5}
+        assert page.text("#headline").startswith("5 passed in ")
+        assert page.text("#headline").endswith("(exit code 0)")
+        assert page.in_view("return document.querySelectorAll('#bar span.passed').length") == 1
+        for section in ("failures", "collection", "reasons", "slowest", "coverage", "omitted"):
+            assert not page.visible(section), section
+        page.screenshot("clean")
+
+        # With every report listed, the slowest come first.
+        await show(page, client, "execute_tests", {"detail": "all"})
+        assert page.texts("#slow-rows tr td:nth-child(2)")[0] == "test_clean.py::test_takes_a_while"
+        assert page.text("#slow-rows tr td.n").startswith("0.3")
+
+        # discover_tests: what was collected, nothing run.
+        await show(page, client, "discover_tests", {})
+        assert page.text("#headline") == "5 tests collected"
+        assert [text.split("  ")[0] for text in page.texts("#collected-tests li")] == [
+            *(f"test_clean.py::test_fine[{n}]" for n in range(4)),
+            "test_clean.py::test_takes_a_while",
+        ]
+        assert page.counts() == {}
+
+
+async def test_coverage_shows_the_total_and_the_worst_files(page: ReportPage, tmp_path: Path) -> None:
+    """pytest-cov is not in the development environment: this answer comes from the test double."""
+    hostile_file = f"src/{PAYLOADS['img-onerror']}.py"
+    runner = FakeTestRunner(root=tmp_path).script("tests/test_cart.py::test_total")
+    runner.script_coverage(81.5, {"src/cart.py": 62.0, hostile_file: 90.0}, missing={"src/cart.py": "12-15, 40"})
+    async with connect(runner) as client:
+        await show(page, client, "execute_tests", {"coverage": True})
+    assert page.text("#coverage-total") == "81.5%"
+    rows = page.in_view(
+        "return [...document.querySelectorAll('#coverage-rows tr')].map((r) => [...r.cells].map((c) => c.textContent))"
+    )
+    assert rows == [["62%", "src/cart.py", "12-15, 40"], ["90%", hostile_file, ""]]
+    assert page.in_view("return [window.__pwned, document.images.length]") == [None, 0]
+    assert page.host("other") == []
 
 
 async def test_three_failures_show_each_group_its_evidence_and_the_assertion_diff(
@@ -142,7 +177,7 @@ async def test_three_failures_show_each_group_its_evidence_and_the_assertion_dif
     assert "KeyError: 'missing-key'" in titles
     assert page.in_view("return [...document.querySelectorAll('#groups details')].every((d) => !d.open)")
     page.in_view("document.querySelector('#groups details').open = true")
-    page.screenshot("three-failures")  # the README's picture
+    page.screenshot("three-failures", above="#reproduce")  # the README's picture
     page.open_groups()
     assert page.texts("#groups .message .del") == ["  - delta\n"]
     assert page.texts("#groups .message .add") == ["  + gamma\n"]
