@@ -302,3 +302,59 @@ def test_the_harness_would_see_a_payload_that_ran(page: ReportPage) -> None:
     page.wait_until(lambda: page.host("other"), "no payload ran in a frame that renders them as HTML")
     assert any("pwned" in message for message in page.host("other"))
     assert HOOK in PAYLOADS["script"]
+
+
+async def test_groups_and_reasons_in_the_agreed_wire_shape_are_drawn_when_an_answer_carries_them(
+    page: ReportPage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grouping issue's answer (RunResult.groups, .reasons), written here onto a real answer until the server
+    sends it: the view draws the server's groups, titles and member lists, not its own grouping of `tests`."""
+    monkeypatch.setenv("PYTEST_MCP_MAX_RESPONSE_BYTES", "1000000")
+    async with serve(write_project(tmp_path / "p", MANY_FAILURES)) as client:
+        result = await client.call_tool("execute_tests", {})
+        html = await view_html(client)
+    answer = dict(result.structured_content or {})
+    database = next(test for test in answer["tests"] if test["node_id"].startswith("test_many.py::test_database"))
+    value = next(test for test in answer["tests"] if test["node_id"].startswith("test_many.py::test_value"))
+    answer["groups"] = [
+        {
+            "id": "g1",
+            "count": 180,
+            "outcome": "failed",
+            "phase": "call",
+            "exception": "ConnectionError",
+            "message": "database unavailable",
+            "crash": "test_many.py:4",
+            "title": "database unavailable in test_database",
+            "representative": database,
+            "members": ["test_many.py::test_database[*] (180)"],
+            "compressed": True,
+        },
+        {
+            "id": "g2",
+            "count": 120,
+            "outcome": "failed",
+            "phase": "call",
+            "exception": "AssertionError",
+            "message": "assert 0 == -1",
+            "crash": "test_many.py:8",
+            "title": "assert n == -1 in test_value",
+            "representative": value,
+            "members": [test["node_id"] for test in answer["tests"] if "test_value" in test["node_id"]],
+            "compressed": False,
+        },
+    ]
+    answer["reasons"] = [{"outcome": "skipped", "reason": "needs a database", "count": 7}]
+    page.show(html, "execute_tests", {}, result.model_copy(update={"structured_content": answer}))
+    assert page.texts("#groups .title") == ["database unavailable in test_database", "assert n == -1 in test_value"]
+    assert page.texts("#groups .times") == ["180\u00d7", "120\u00d7"]
+    assert page.text("#failure-count") == "300 reports in 2 groups"
+    page.open_groups()
+    members = page.texts("#groups .members")
+    assert members[0] == "test_many.py::test_database[*] (180)"
+    assert members[1].splitlines() == [f"test_many.py::test_value[{n}]" for n in range(120)]
+    assert page.texts("#reason-rows tr td:last-child") == ["needs a database"]
+    page.in_view(
+        "const f = document.getElementById('filter'); f.value = 'test_value[7]'; f.dispatchEvent(new Event('input'))"
+    )
+    assert page.texts("#groups .title") == ["assert n == -1 in test_value"]
