@@ -7,7 +7,7 @@ import hashlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from mcp import Client, MCPError
@@ -24,15 +24,19 @@ pytestmark = pytest.mark.anyio
 APPS = advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})
 
 
-@pytest.fixture
-async def apps_client(tmp_path: Path) -> AsyncIterator[Client]:
-    async with _client(tmp_path, [APPS]) as client:
+# The handshake era (2025-11-25) and the sessionless one (2026-07-28), where capabilities ride each request.
+MODES = ("legacy", "auto")
+
+
+@pytest.fixture(params=MODES)
+async def apps_client(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    async with _client(tmp_path, [APPS], request.param) as client:
         yield client
 
 
-def _client(root: Path, extensions: list[Any]) -> Client:
+def _client(root: Path, extensions: list[Any], mode: Literal["legacy", "auto"]) -> Client:
     server = create_container(Settings(root=root, runner="fake")).tool_server().server
-    return Client(server, mode="legacy", extensions=extensions)
+    return Client(server, mode=mode, extensions=extensions)
 
 
 def test_the_view_is_one_file_within_its_budget() -> None:
@@ -67,8 +71,9 @@ async def test_a_client_with_apps_sees_the_report_tools_point_at_the_view(apps_c
     assert tools["check_environment"].meta is None
 
 
-async def test_a_client_without_apps_sees_no_ui_meta(tmp_path: Path) -> None:
-    async with _client(tmp_path, []) as client:
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_client_without_apps_sees_no_ui_meta(tmp_path: Path, mode: Literal["legacy", "auto"]) -> None:
+    async with _client(tmp_path, [], mode) as client:
         tools = (await client.list_tools()).tools
     assert [tool.meta for tool in tools] == [None] * len(TOOLS)
 
@@ -76,9 +81,11 @@ async def test_a_client_without_apps_sees_no_ui_meta(tmp_path: Path) -> None:
 async def test_the_server_advertises_the_extension_and_serves_the_view_with_every_origin_blocked(
     apps_client: Client, tmp_path: Path
 ) -> None:
-    # Advertised as the SDK does; the SDK's 2025-11-25 wire has no `extensions`, so only 2026-07-28 clients see it.
+    # Advertised as the SDK does; its 2025-11-25 wire has no `extensions`, so only 2026-07-28 clients see it.
     server = create_container(Settings(root=tmp_path, runner="fake")).tool_server().server
     assert server.get_capabilities().extensions == {EXTENSION_ID: {}}
+    if apps_client.protocol_version == "2026-07-28":
+        assert apps_client.server_capabilities.extensions == {EXTENSION_ID: {}}
     (listed,) = (await apps_client.list_resources()).resources
     assert (str(listed.uri), listed.mime_type) == (VIEW_URI, APP_MIME_TYPE)
     blocked = {"connectDomains": [], "resourceDomains": [], "frameDomains": [], "baseUriDomains": []}
