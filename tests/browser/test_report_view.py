@@ -218,14 +218,25 @@ async def test_hundreds_of_failures_stay_collapsed_filterable_and_paged(
     assert page.texts("#groups .title") == ["ConnectionError: database unavailable", "assert 17 == -1"]
     page.screenshot("many-failures")
 
-    # Within the default size budget the answer holds some reports; the view says how many it has not.
+    # Within the default size budget the answer holds some reports; the view says how many it has not,
+    # and fetches the next ones from the stored run through get_test_run, without running the tests again.
     monkeypatch.delenv("PYTEST_MCP_MAX_RESPONSE_BYTES")
     async with serve(root) as client:
         result = await show(page, client, "execute_tests", {})
-    omitted = (result.structured_content or {})["omitted_tests"]
-    assert omitted > 200
-    assert page.text("#omitted-note").startswith(f"{omitted} more reports were left out of this answer")
-    assert not page.visible("next-page")  # get_test_run cannot page a stored run yet
+        first = result.structured_content or {}
+        omitted = first["omitted_tests"]
+        assert omitted > 200
+        assert page.text("#omitted-note").startswith(f"{omitted} more reports were left out of this answer")
+        assert page.visible("next-page")
+        page.in_view("document.getElementById('next-page').click()")
+        note = page.text("#omitted-note")
+        await page.answer_calls(client, until=lambda: page.text("#omitted-note") != note, timeout=30)
+    shown_first = len(first["tests"])
+    left = int(page.text("#omitted-note").split()[0] or 0) if page.text("#omitted-note") else 0
+    assert 0 <= left < omitted
+    assert page.counts() == {"failed": 300}  # the run's counts, not the page's
+    assert page.visible("next-page") == (left > 0)
+    assert shown_first + (omitted - left) <= 300
 
 
 async def test_a_collection_error_shows_the_module_and_its_message(page: ReportPage, tmp_path: Path) -> None:
