@@ -6,7 +6,7 @@ from typing import Generic, Literal, TypeVar
 
 from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
-from pytest_mcp.domain.models import CoverageReport, ReportedTest, RunResult
+from pytest_mcp.domain.models import CoverageReport, ReportedTest, RunResult, StoppedProcesses
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
 from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunSpec
@@ -129,6 +129,7 @@ class ExecuteTests(Generic[T]):
             command=command,
             text_output=text_output,
             coverage=self._worst_files_first(report.coverage),
+            stopped_processes=_stopped(report.stopped_processes),
         )
         return self._presenter.present_run(result)
 
@@ -163,6 +164,16 @@ class ExecuteTests(Generic[T]):
                 "files_omitted": coverage.files_omitted + len(ranked) - len(shown),
             }
         )
+
+
+MAX_LISTED_STOPPED = 10
+
+
+def _stopped(commands: tuple[str, ...]) -> StoppedProcesses | None:
+    """What the answer says about processes the tests left running: how many, and the first few."""
+    if not commands:
+        return None
+    return StoppedProcesses(count=len(commands), commands=commands[:MAX_LISTED_STOPPED])
 
 
 def _listed(request: ExecuteTestsRequest, reports: tuple[ReportedTest, ...]) -> tuple[ReportedTest, ...]:

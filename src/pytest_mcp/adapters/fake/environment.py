@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
-from pytest_mcp.domain.models import CoverageReport, InterpreterChoice, PluginInfo, PytestInfo, PythonInfo
+from pytest_mcp.domain.models import (
+    CoverageReport,
+    InterpreterChoice,
+    PluginInfo,
+    ProcessContainment,
+    PytestInfo,
+    PythonInfo,
+)
 from pytest_mcp.domain.runs import RunSpec, Termination
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 
@@ -43,6 +50,7 @@ class FakeEnvironment:
     prefix: str | None = None
     plugins: dict[str, str] = field(default_factory=dict)
     coverage: CoverageReport | None = None
+    containment: ProcessContainment = "subreaper"
 
     @property
     def interpreter(self) -> InterpreterChoice:
@@ -125,4 +133,5 @@ class FakeEnvironmentProbe(EnvironmentProbe):
             interpreter=interpreter,
             command=(str(interpreter.path), "-c", "<pytest-mcp _pytest_mcp_probe.py>"),
             facts=self._facts or self._environment.facts(self._root),
+            containment=self._environment.containment,
         )

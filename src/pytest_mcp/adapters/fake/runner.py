@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 import anyio
 
@@ -46,6 +46,7 @@ from pytest_mcp.domain.models import (
     CoverageReport,
     Outcome,
     Phase,
+    ProcessContainment,
     ReportedTest,
     Summary,
 )
@@ -353,6 +354,7 @@ class FakeTestRunner(TestRunner):
         pytest_error: str | None = None,
         config_error: str | None = None,
         prefix: str | None = None,
+        containment: ProcessContainment = "subreaper",
     ) -> Self:
         """What the target interpreter has, as check_environment reports it and as runs meet it.
 
@@ -360,7 +362,8 @@ class FakeTestRunner(TestRunner):
         the fix, and every run and discovery fails as the real server's do (`pytest_unavailable`);
         `pytest_error` is why the import failed (default a ModuleNotFoundError). `config_error`
         is configuration pytest refuses. `prefix` is where packages are installed (default: the
-        virtual environment of `connect(python=...)`). Plugins stay as `install` left them.
+        virtual environment of `connect(python=...)`). `containment` is what check_environment
+        says stops a run's processes ("process_group": as on macOS). Plugins stay as `install` left them.
         """
         for name, value in (("python_version", python_version), ("pytest_version", pytest_version)):
             if value is not None and (not isinstance(value, str) or not value[:1].isdigit()):
@@ -372,12 +375,17 @@ class FakeTestRunner(TestRunner):
         for name, text in (("pytest_error", pytest_error), ("config_error", config_error), ("prefix", prefix)):
             if text is not None and (not isinstance(text, str) or not text.strip()):
                 raise ScriptError(f"{name}: must be a non-empty string or None; got {text!r}")
+        if containment not in get_args(ProcessContainment):
+            raise ScriptError(
+                f"containment: must be one of {', '.join(get_args(ProcessContainment))}; got {containment!r}"
+            )
         environment = self._environment
         environment.python_version = python_version
         environment.pytest_version = pytest_version
         environment.pytest_error = pytest_error
         environment.config_error = config_error
         environment.prefix = prefix
+        environment.containment = containment
         return self
 
     def hold(self, after: int = 0) -> Self:
