@@ -344,7 +344,8 @@ class EnvironmentResult(_Value):
     configfile: str | None = Field(None, description="The configuration file pytest reads, if any.")
     testpaths: tuple[str, ...] = Field((), description="The `testpaths` setting: what runs when no path is given.")
     process_containment: ProcessContainment = Field(
+        "process_group",
         description="What stops a run's processes at its end: 'subreaper' (Linux): every process the run "
         "started, even one that left its process group (start_new_session, setsid, a double fork); "
-        "'process_group': only those still in pytest's process group."
+        "'process_group': only those still in pytest's process group.",
     )

@@ -132,6 +132,7 @@ class FakeTestRunner(TestRunner):
         self._environment = FakeEnvironment()
         self._last_failed = LastFailed()
         self._held: tuple[int, anyio.Event] | None = None
+        self._left_running: tuple[str, ...] = ()
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
         if isinstance(tests, str | bytes | Mapping) or not isinstance(tests, Iterable):
@@ -388,6 +389,16 @@ class FakeTestRunner(TestRunner):
         environment.containment = containment
         return self
 
+    def leave_running(self, *commands: str) -> Self:
+        """Make every run that ends by itself report these processes as left running by its tests
+        and stopped (`stopped_processes`, as the real runner's warden reports them), until
+        `leave_running()` with none. Each command line is cut to 80 characters, as the real ones are."""
+        for command in commands:
+            if not isinstance(command, str) or not command.strip():
+                raise ScriptError(f"leave_running: each command must be a non-empty string; got {command!r}")
+        self._left_running = tuple(c if len(c) <= 80 else c[:77] + "..." for c in commands)
+        return self
+
     def hold(self, after: int = 0) -> Self:
         """Make runs pause after their first `after` tests (if they select more) until `release()`.
 
@@ -493,6 +504,7 @@ class FakeTestRunner(TestRunner):
             tests=tuple(r for r in reports if spec.include_passed or r.outcome != "passed"),
             stdout=terminal.text(),
             coverage=self._environment.coverage if spec.coverage else None,
+            stopped_processes=self._left_running,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
