@@ -62,7 +62,9 @@ def guard(path, forward=()):
 
 
 def _watch(child, path, forward):
-    for signum in forward:
+    # SIGTERM and SIGHUP too: someone who stops the warden that way means the run, which then ends
+    # in order and leaves the warden to stop what is left.
+    for signum in {*forward, signal.SIGTERM, signal.SIGHUP}:
         signal.signal(signum, lambda received, _frame: _signal(child, received))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C reaches the child through its group
     while True:  # orphans that end during the run are reaped as they end, not left as zombies
@@ -74,6 +76,10 @@ def _watch(child, path, forward):
         json.dump({"stopped": stopped}, out)
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
+        with contextlib.suppress(Exception):  # pytest's crash may have dumped core; one is enough
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         os._exit(128 + signum)  # a signal that does not kill (SIGCHLD, SIGWINCH): say so all the same
