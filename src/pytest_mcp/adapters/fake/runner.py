@@ -132,7 +132,7 @@ class FakeTestRunner(TestRunner):
         self._environment = FakeEnvironment()
         self._last_failed = LastFailed()
         self._held: tuple[int, anyio.Event] | None = None
-        self._left_running: tuple[str, ...] = ()
+        self._left_running: dict[str | None, tuple[str, ...]] = {}
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
         if isinstance(tests, str | bytes | Mapping) or not isinstance(tests, Iterable):
@@ -389,14 +389,21 @@ class FakeTestRunner(TestRunner):
         environment.containment = containment
         return self
 
-    def leave_running(self, *commands: str) -> Self:
-        """Make every run that ends by itself report these processes as left running by its tests
-        and stopped (`stopped_processes`, as the real runner's warden reports them), until
-        `leave_running()` with none. Each command line is cut to 80 characters, as the real ones are."""
+    def leave_running(self, *commands: str, node_id: str | None = None) -> Self:
+        """Make the test `node_id` leave these processes running whenever it runs (without a
+        `node_id`, every run), so that runs report them as stopped (`stopped_processes`), as the
+        real runner's warden does. Each command line is cut to 80 characters, as real ones are;
+        no commands clears what was scripted for `node_id`."""
         for command in commands:
             if not isinstance(command, str) or not command.strip():
                 raise ScriptError(f"leave_running: each command must be a non-empty string; got {command!r}")
-        self._left_running = tuple(c if len(c) <= 80 else c[:77] + "..." for c in commands)
+        if node_id is not None and node_id not in self._tests:
+            raise ScriptError(f"node_id: {node_id!r} is not a scripted test")
+        cut = tuple(c if len(c) <= 80 else c[:77] + "..." for c in commands)
+        if cut:
+            self._left_running[node_id] = cut
+        else:
+            self._left_running.pop(node_id, None)
         return self
 
     def hold(self, after: int = 0) -> Self:
@@ -462,12 +469,14 @@ class FakeTestRunner(TestRunner):
         if pending is not None and pending.kills:
             kills.insert(0, pending)
         reports: list[ReportedTest] = []
+        left_running = self._left_running.get(None, ())
         failures = 0
         stopped = False
         for done, test in enumerate(selected, start=1):
             if self._held is not None and done - 1 == self._held[0]:
                 await self._held[1].wait()  # the run goes on only at `release()`, or is cancelled
             terminal.test_started(test.node_id)
+            left_running += self._left_running.get(test.node_id, ())
             striking = next((failure for failure in kills if failure.strikes(test, selected[0])), None)
             if striking is not None:
                 self._fired(striking)
@@ -504,7 +513,7 @@ class FakeTestRunner(TestRunner):
             tests=tuple(r for r in reports if spec.include_passed or r.outcome != "passed"),
             stdout=terminal.text(),
             coverage=self._environment.coverage if spec.coverage else None,
-            stopped_processes=self._left_running,
+            stopped_processes=left_running,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
