@@ -176,7 +176,7 @@ async def test_a_timeout_stops_the_helpers_and_its_stderr_tail_is_the_project_fr
     server = start_server(root, tmp_path, env={MARKER_ENV: marker}, plugins=workers is not None)
     async with server.client() as client:
         error = await call_error(
-            client, "execute_tests", _arguments(f"{name}::test_leaves_helpers_and_hangs", workers, timeout=12)
+            client, "execute_tests", _arguments(f"{name}::test_leaves_helpers_and_hangs", workers, timeout=20)
         )
         await assert_helpers_gone(helper_pids(pids))
     assert error.reason == "timeout"
