@@ -125,6 +125,8 @@ def report(times: dict[str, list[float]], counted: dict[str, list[tuple[int, int
     base = min(pytests["no warden"])
     pytest_ratio = min(pytests["warden"]) / base
     added = max(min(w for _, w in counted["warden"]) - before, 0)
+    summed_added = min(p + w for p, w in counted["warden"]) - base
+    summed = (base + summed_added) / base
     spread_without = max(pytests["no warden"]) / base
     spread_with = max(pytests["warden"]) / min(pytests["warden"])
     spread = statistics.median(
@@ -149,6 +151,9 @@ def report(times: dict[str, list[float]], counted: dict[str, list[tuple[int, int
             for name, values in counted.items()
         )
         + f"\n\n- the process that ran pytest, with / without the warden: **{pytest_ratio:.4f}x**\n"
+        f"- both processes summed, with / without the warden: **{summed:.4f}x** ({summed_added:+,} "
+        "instructions; an upper bound, as it counts twice what the two shared before the fork if valgrind "
+        "carries a parent's count into its fork)\n"
         f"- the warden's own work, at most (its count less Python's start-up and the bootstrap's imports, "
         f"{before:,}, which pytest's count holds too): {added:,} instructions, "
         f"**{added / base:.2%}** of a run without it\n"
