@@ -161,8 +161,8 @@ async def test_a_run_that_ends_stops_the_helpers_its_test_left_and_says_so(
     stopped = answer["stopped_processes"]
     assert stopped["count"] == 3, stopped
     assert all(len(command) <= 80 for command in stopped["commands"])
-    if workers is None:  # under pytest-xdist the forks are a worker's, and named by its command line
-        assert sum(command == "[a fork of pytest]" for command in stopped["commands"]) == 2, stopped
+    fork = "[a fork of pytest]" if workers is None else "[a fork of a pytest-xdist worker]"
+    assert sum(command == fork for command in stopped["commands"]) == 2, stopped
     lines = [line for line in text_of(result).splitlines() if line.startswith("STOPPED ")]
     assert len(lines) == 1
     assert lines[0].startswith("STOPPED 3 processes the tests left running when pytest ended: ")

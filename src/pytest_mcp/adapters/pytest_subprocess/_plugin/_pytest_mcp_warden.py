@@ -27,6 +27,8 @@ import time
 PR_SET_CHILD_SUBREAPER = 36
 COMMAND_CHARS = 80
 """A stopped process is named by its command line, cut to this many characters."""
+# How execnet starts a pytest-xdist worker: a test's fork in a worker has this command line.
+_XDIST_WORKER = b"import sys;exec(eval(sys.stdin.readline()))"
 
 
 def _become_subreaper():
@@ -147,6 +149,8 @@ def _command(pid):
         # A test's fork that never exec'd runs our own command line, the bootstrap's source: say what it is.
         if raw == _cmdline("self"):
             return "[a fork of pytest]"
+        if _XDIST_WORKER in raw:
+            return "[a fork of a pytest-xdist worker]"
         command = " ".join(raw.replace(b"\0", b" ").decode("utf-8", "replace").split())  # one line
         if not command:
             with open("/proc/%d/comm" % pid, "rb") as comm:
