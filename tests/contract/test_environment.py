@@ -58,6 +58,8 @@ async def test_check_environment_reports_the_interpreter_python_and_pytest(side:
     )
     assert answer["python"]["version"] == platform.python_version()
     assert answer["pytest"]["version"] == pytest.__version__
+    # Linux, where the real side's warden is a child subreaper; the fake says so by default.
+    assert answer["process_containment"] == "subreaper"
 
 
 @pytest.mark.parametrize(

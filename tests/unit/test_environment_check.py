@@ -233,6 +233,7 @@ def test_the_text_says_ready_or_not_then_each_problem_then_what_pytest_sees() ->
             "rootdir": "/work/project",
             "configfile": "/work/project/pyproject.toml",
             "testpaths": ("tests", "docs"),
+            "process_containment": "subreaper",
         }
     )
 
@@ -246,11 +247,14 @@ def test_the_text_says_ready_or_not_then_each_problem_then_what_pytest_sees() ->
     assert "plugin autoloading is off" in text
     assert presented.structured_content is not None
     assert presented.structured_content["pytest"] is None, "null, not left out: an agent can test for it"
+    assert presented.structured_content["process_containment"] == "process_group"
+    assert "a process a test starts in a session of its own can outlive it" in text
 
     text = McpEnvironmentPresenter().present_environment(ready).content[0].text  # type: ignore[union-attr]
     assert text.splitlines()[0] == "ready: pytest 8.3.2 on CPython 3.12.4"
     assert "rootdir: /work/project, configfile: pyproject.toml, testpaths: tests, docs" in text
     assert "plugins: pytest-cov 5.0.0 (not loaded)" in text
+    assert "processes: every process a run starts is stopped at its end (child subreaper)" in text
 
 
 @pytest.fixture

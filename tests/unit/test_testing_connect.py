@@ -201,3 +201,36 @@ async def test_a_discovery_with_one_collection_error_says_so_in_the_singular(tmp
         result = await client.call_tool("discover_tests", {})
 
     assert result.content[0].text.splitlines()[0] == "1 test collected, 1 collection error"  # type: ignore[union-attr]
+
+
+async def test_processes_the_tests_left_running_are_scripted_and_answered_as_the_real_runner_answers(
+    tmp_path: Path,
+) -> None:
+    long = "python -m http.server --bind 127.0.0.1 " + "x" * 100
+    runner = FakeTestRunner().script("tests/test_a.py::test_ok").script("tests/test_a.py::test_server")
+    runner.leave_running("redis-server *:6379").leave_running(long, node_id="tests/test_a.py::test_server")
+
+    async with connect(runner, root=tmp_path) as client:
+        leaky = await client.call_tool("execute_tests", {})
+        runner.leave_running()
+        only_ok = await client.call_tool("execute_tests", {"node_ids": ["tests/test_a.py::test_ok"]})
+        runner.leave_running(node_id="tests/test_a.py::test_server")
+        clean = await client.call_tool("execute_tests", {})
+        environment = await client.call_tool("check_environment", {})
+
+    stopped = leaky.structured_content["stopped_processes"]  # type: ignore[index]
+    assert stopped == {"count": 2, "commands": ["redis-server *:6379", long[:77] + "..."]}
+    text = leaky.content[0].text  # type: ignore[union-attr]
+    assert text.splitlines()[-1] == (
+        f"STOPPED 2 processes the tests left running when pytest ended: redis-server *:6379; {long[:77]}..."
+    )
+    assert "stopped_processes" not in only_ok.structured_content  # type: ignore[operator]
+    assert "stopped_processes" not in clean.structured_content  # type: ignore[operator]
+    assert "STOPPED" not in clean.content[0].text  # type: ignore[union-attr]
+    assert environment.structured_content["process_containment"] == "subreaper"  # type: ignore[index]
+    with pytest.raises(ScriptError, match="leave_running: each command must be a non-empty string"):
+        runner.leave_running("")
+    with pytest.raises(ScriptError, match="node_id: 'tests/test_b\\.py::test_x' is not a scripted test"):
+        runner.leave_running("sleep 1", node_id="tests/test_b.py::test_x")
+    with pytest.raises(ScriptError, match="containment: must be one of subreaper, process_group"):
+        runner.script_environment(containment="cgroup")  # type: ignore[arg-type]

@@ -75,6 +75,7 @@ class CheckEnvironment(Generic[T]):
             rootdir=facts.rootdir,
             configfile=facts.configfile,
             testpaths=facts.testpaths,
+            process_containment=report.containment,
         )
         return self._presenter.present_environment(result)
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from pytest_mcp.domain.models import InterpreterChoice, PluginInfo, PytestInfo, PythonInfo, _Value
+from pytest_mcp.domain.models import (
+    InterpreterChoice,
+    PluginInfo,
+    ProcessContainment,
+    PytestInfo,
+    PythonInfo,
+    _Value,
+)
 
 
 class ProbeFacts(_Value):
@@ -33,6 +40,9 @@ class ProbeReport(_Value):
     facts: ProbeFacts | None = None
     start_error: str | None = Field(None, description="Why the interpreter could not be started at all.")
     timed_out: bool = False
+    containment: ProcessContainment = Field(
+        "process_group", description="How the probe's processes were contained, as its runner found it."
+    )
     exit_code: int | None = None
     signal: str | None = Field(None, description="The signal that killed the probe, e.g. SIGSEGV.")
     stdout: str = ""

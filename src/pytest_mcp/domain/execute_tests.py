@@ -6,7 +6,7 @@ from typing import Generic, Literal, TypeVar
 
 from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
-from pytest_mcp.domain.models import CoverageReport, ReportedTest, RunResult
+from pytest_mcp.domain.models import CoverageReport, ReportedTest, RunResult, StoppedProcesses
 from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
 from pytest_mcp.domain.requests import ExecuteTestsRequest, GetTestRunRequest, RequestPolicy
@@ -133,6 +133,7 @@ class ExecuteTests(Generic[T]):
             command=command,
             text_output=text_output,
             coverage=self._worst_files_first(report.coverage),
+            stopped_processes=_stopped(report.stopped_processes),
         )
         kept = kept_reports(report.tests)
         if watch is not None and watch.run_id is not None and (kept or report.collection_errors):
@@ -175,6 +176,16 @@ class ExecuteTests(Generic[T]):
                 "files_omitted": coverage.files_omitted + len(ranked) - len(shown),
             }
         )
+
+
+MAX_LISTED_STOPPED = 10
+
+
+def _stopped(commands: tuple[str, ...]) -> StoppedProcesses | None:
+    """What the answer says about processes the tests left running: how many, and the first few."""
+    if not commands:
+        return None
+    return StoppedProcesses(count=len(commands), commands=commands[:MAX_LISTED_STOPPED])
 
 
 def _listed(request: ExecuteTestsRequest, reports: tuple[ReportedTest, ...]) -> tuple[ReportedTest, ...]:

@@ -7,7 +7,15 @@ import re
 from pytest_mcp.domain.errors import MAX_LISTED_ERRORS, ExecutionFailed, FailureDetails
 from pytest_mcp.domain.models import CollectionError
 from pytest_mcp.domain.runs import Termination
-from pytest_mcp.domain.text import current_thread_only, keep_head, keep_tail, last_line
+from pytest_mcp.domain.text import (
+    FAULTHANDLER_FRAME,
+    current_thread_only,
+    keep_head,
+    keep_tail,
+    last_line,
+    outside_project,
+    project_frames_only,
+)
 
 RESULT_EXIT_CODES = (0, 1, 5)
 _TAIL_CHARS = 4000
@@ -15,7 +23,6 @@ _SIGNAL_HINTS = {
     "SIGXCPU": " (its CPU-time limit was reached)",
     "SIGKILL": " (out of memory, or killed by another process)",
 }
-_FAULTHANDLER_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 
 
 def collection_error_lines(errors: tuple[CollectionError, ...]) -> str:
@@ -42,7 +49,8 @@ def execution_failure(
     A run is a result only when pytest exited with 0, 1 or 5 *and* finished its session;
     everything else is an ExecutionFailed whose message alone tells a model what happened.
     """
-    stderr = current_thread_only(stderr)  # a faulthandler dump of a timeout or crash: the test's thread
+    # A faulthandler dump of a timeout or crash: the test's thread, and the project's frames in it.
+    stderr = project_frames_only(current_thread_only(stderr))
     details = FailureDetails(
         exit_code=termination.exit_code,
         command=command,
@@ -135,8 +143,8 @@ def _dumped_site(stderr: str) -> str | None:
     marker = stderr.rfind("most recent call first")
     if marker < 0:
         return None
-    for match in _FAULTHANDLER_FRAME.finditer(stderr, marker):
-        path = match["file"]
-        if "site-packages" not in path and "/lib/python" not in path:
-            return f"{match['func']} ({path.rsplit('/', 1)[-1]}:{match['line']})"
+    for line in stderr[marker:].splitlines():
+        match = FAULTHANDLER_FRAME.match(line)
+        if match is not None and not outside_project(match["file"]):
+            return f"{match['func']} ({match['file'].rsplit('/', 1)[-1]}:{match['line']})"
     return None

@@ -216,12 +216,22 @@ class RunPage(_Value):
     next_offset: int | None = Field(None, description="The offset of the next page; null when this is the last.")
 
 
+class StoppedProcesses(_Value):
+    """Processes the tests started that were still alive when pytest ended, which the runner stopped."""
+
+    count: int = Field(description="How many were stopped.")
+    commands: tuple[str, ...] = Field(
+        description="Their command lines, each cut to 80 characters; the first 10 when there were more."
+    )
+
+
 class RunResult(_Value):
     """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5), or, with
     `status` "running", how far a run that goes on after the call has got.
 
     The exit code, every count, `tests` and `collection_errors` are always there, zeros and
-    empty lists included; the extras (`command`, `text_output`, `omitted_tests`, `coverage`)
+    empty lists included; the extras (`command`, `text_output`, `omitted_tests`, `coverage`,
+    `stopped_processes`)
     are left out at their default, and so are `status`, `run_id` and `progress` in a finished
     answer.
     """
@@ -262,6 +272,11 @@ class RunResult(_Value):
         0, description="Test reports left out of `tests` to keep the response within its size budget."
     )
     coverage: CoverageReport | None = Field(None, description="With coverage=true: totals and the worst files.")
+    stopped_processes: StoppedProcesses | None = Field(
+        None,
+        description="Processes the tests left running (a server started in its own session, a daemon), "
+        "stopped when pytest ended; left out when there were none.",
+    )
     page: RunPage | None = Field(None, description="In get_test_run's answer with node_ids or offset: the page.")
     notes: tuple[str, ...] = Field((), description="What the server did that the call did not ask for, in words.")
 
@@ -326,6 +341,11 @@ class PluginInfo(_Value):
     )
 
 
+ProcessContainment = Literal["subreaper", "process_group"]
+"""How a run's processes are stopped at its end (ADR 0004): every descendant, kept under a child
+subreaper (Linux), or its process group only (elsewhere, or where prctl is refused)."""
+
+
 class EnvironmentResult(_Value):
     """The answer to check_environment: the target interpreter, its pytest, and pytest's view of the project."""
 
@@ -341,3 +361,9 @@ class EnvironmentResult(_Value):
     rootdir: str | None = Field(None, description="pytest's rootdir for this project; null without pytest.")
     configfile: str | None = Field(None, description="The configuration file pytest reads, if any.")
     testpaths: tuple[str, ...] = Field((), description="The `testpaths` setting: what runs when no path is given.")
+    process_containment: ProcessContainment = Field(
+        "process_group",
+        description="What stops a run's processes at its end: 'subreaper' (Linux): every process the run "
+        "started, even one that left its process group (start_new_session, setsid, a double fork); "
+        "'process_group': only those still in pytest's process group.",
+    )

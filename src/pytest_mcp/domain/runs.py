@@ -79,6 +79,9 @@ class RunReport(_Value):
     stdout: str = ""
     stderr: str = ""
     coverage: CoverageReport | None = None
+    stopped_processes: tuple[str, ...] = Field(
+        (), description="Command lines of the processes the tests left running, which were stopped at the end."
+    )
 
 
 class CollectionReport(_Value):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 def keep_tail(text: str, limit: int, *, from_line_with: str | None = None) -> str:
     """The last `limit` characters of `text`, starting at a line boundary, with a marker if cut.
@@ -72,4 +74,46 @@ def current_thread_only(text: str) -> str:
             kept.append(line)
     if dropped:
         kept.append(f"[... {dropped} other thread(s)' stacks left out ...]\n")
+    return "".join(kept)
+
+
+FAULTHANDLER_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+"""A frame as faulthandler writes it: `  File "PATH", line N in FUNCTION`."""
+
+
+def outside_project(path: str) -> bool:
+    """Whether a frame's file is not the project's: an installed package, the standard library, or
+    code without a file (`<frozen runpy>`, the bootstrap's `<string>`). The reporter applies the
+    same rule to failure tracebacks, in the target's process (ADR 0009)."""
+    return (
+        path.startswith("<")
+        or "site-packages" in path
+        or "dist-packages" in path
+        or re.search(r"/lib/(pypy|python)\d", path) is not None
+    )
+
+
+def project_frames_only(text: str) -> str:
+    """`text` with the frames of faulthandler dumps cut to the project's, with a line saying how many went.
+
+    In each dump (`... (most recent call first):` and its `File` lines) the first frame, the
+    innermost, always stays, as failure tracebacks keep the frame where the assertion is: for a
+    hung test in a library call, that call is the evidence.
+    """
+    if "most recent call first" not in text:
+        return text
+    kept: list[str] = []
+    dropped, first = 0, False
+    for line in text.splitlines(keepends=True):
+        frame = FAULTHANDLER_FRAME.match(line)
+        if frame is None:
+            first = "most recent call first" in line
+            kept.append(line)
+        elif first or not outside_project(frame["file"]):
+            first = False
+            kept.append(line)
+        else:
+            dropped += 1
+    if dropped:
+        kept.append(f"[... {dropped} frame(s) outside the project hidden by pytest-mcp ...]\n")
     return "".join(kept)

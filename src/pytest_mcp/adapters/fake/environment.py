@@ -7,10 +7,19 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import get_args
 
 from pytest_mcp.adapters.fake.script import ScriptError
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
-from pytest_mcp.domain.models import CoverageFile, CoverageReport, InterpreterChoice, PluginInfo, PytestInfo, PythonInfo
+from pytest_mcp.domain.models import (
+    CoverageFile,
+    CoverageReport,
+    InterpreterChoice,
+    PluginInfo,
+    ProcessContainment,
+    PytestInfo,
+    PythonInfo,
+)
 from pytest_mcp.domain.runs import RunSpec, Termination
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 
@@ -46,6 +55,7 @@ class FakeEnvironment:
     prefix: str | None = None
     plugins: dict[str, str] = field(default_factory=dict)
     coverage: CoverageReport | None = None
+    containment: ProcessContainment = "subreaper"
 
     def install(self, distributions: tuple[str, ...]) -> None:
         """Install each `name` or `name==version`; ScriptError names the one that is not a distribution."""
@@ -91,8 +101,10 @@ class FakeEnvironment:
         pytest_error: str | None,
         config_error: str | None,
         prefix: str | None,
+        containment: ProcessContainment,
     ) -> None:
-        """Python's and pytest's versions, or why pytest cannot be imported; checked, naming the argument."""
+        """Python's and pytest's versions, or why pytest cannot be imported, and what stops a run's
+        processes; checked, naming the argument."""
         for name, value in (("python_version", python_version), ("pytest_version", pytest_version)):
             if value is not None and (not isinstance(value, str) or not value[:1].isdigit()):
                 raise ScriptError(f"{name}: must be a version like '3.12.0', not {value!r}")
@@ -103,11 +115,16 @@ class FakeEnvironment:
         for name, text in (("pytest_error", pytest_error), ("config_error", config_error), ("prefix", prefix)):
             if text is not None and (not isinstance(text, str) or not text.strip()):
                 raise ScriptError(f"{name}: must be a non-empty string or None; got {text!r}")
+        if containment not in get_args(ProcessContainment):
+            raise ScriptError(
+                f"containment: must be one of {', '.join(get_args(ProcessContainment))}; got {containment!r}"
+            )
         self.python_version = python_version
         self.pytest_version = pytest_version
         self.pytest_error = pytest_error
         self.config_error = config_error
         self.prefix = prefix
+        self.containment = containment
 
     @property
     def interpreter(self) -> InterpreterChoice:
@@ -190,6 +207,7 @@ class FakeEnvironmentProbe(EnvironmentProbe):
             interpreter=interpreter,
             command=(str(interpreter.path), "-c", "<pytest-mcp _pytest_mcp_probe.py>"),
             facts=self._facts or self._environment.facts(self._root),
+            containment=self._environment.containment,
         )
 
 

@@ -25,8 +25,10 @@ from pytest_mcp.adapters.fake.last_failed import LastFailed
 from pytest_mcp.adapters.fake.recording import read_recording, recording_document
 from pytest_mcp.adapters.fake.script import (
     ROOT_MARK,
+    LeftRunning,
     ScriptedTest,
     ScriptError,
+    checked_plugins,
     checked_root,
     checked_tests,
     scripted,
@@ -34,7 +36,7 @@ from pytest_mcp.adapters.fake.script import (
 )
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
-from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, Summary
+from pytest_mcp.domain.models import Outcome, Phase, ProcessContainment, ReportedTest, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
@@ -99,12 +101,11 @@ class FakeTestRunner(TestRunner):
         self._environment = FakeEnvironment()
         self._last_failed = LastFailed()
         self._held: tuple[int, anyio.Event] | None = None
+        self._left_running = LeftRunning()
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
         self._tests.update((test.node_id, test) for test in checked_tests(tests))
-        if isinstance(plugins, str):
-            raise ScriptError(f"plugins: must be a list of distribution names, not the string {plugins!r}")
-        self.install(*plugins)
+        self.install(*checked_plugins(plugins))
 
     # -- building a script ------------------------------------------------------------------------
 
@@ -269,6 +270,7 @@ class FakeTestRunner(TestRunner):
         pytest_error: str | None = None,
         config_error: str | None = None,
         prefix: str | None = None,
+        containment: ProcessContainment = "subreaper",
     ) -> Self:
         """What the target interpreter has, as check_environment reports it and as runs meet it.
 
@@ -276,9 +278,16 @@ class FakeTestRunner(TestRunner):
         the fix, and every run and discovery fails as the real server's do (`pytest_unavailable`);
         `pytest_error` is why the import failed (default a ModuleNotFoundError). `config_error`
         is configuration pytest refuses. `prefix` is where packages are installed (default: the
-        virtual environment of `connect(python=...)`). Plugins stay as `install` left them.
+        virtual environment of `connect(python=...)`). `containment` is what check_environment
+        says stops a run's processes ("process_group": as on macOS). Plugins stay as `install` left them.
         """
-        self._environment.script(python_version, pytest_version, pytest_error, config_error, prefix)
+        self._environment.script(python_version, pytest_version, pytest_error, config_error, prefix, containment)
+        return self
+
+    def leave_running(self, *commands: str, node_id: str | None = None) -> Self:
+        """Make the test `node_id` (None: every run) leave these processes running, reported as the real
+        warden's `stopped_processes` are, each cut to 80 characters; no commands clears them."""
+        self._left_running.script(commands, node_id, self._tests)
         return self
 
     def hold(self, after: int = 0) -> Self:
@@ -301,8 +310,6 @@ class FakeTestRunner(TestRunner):
         self._held[1].set()
         self._held = None
         return self
-
-    # -- wiring, for connect() ------------------------------------------------------------------------
 
     def _connected(self, root: Path, python: Path | None) -> FakeEnvironmentProbe:
         """Take the server's root (one root for both) and interpreter; the probe that reports this runner's
@@ -344,12 +351,14 @@ class FakeTestRunner(TestRunner):
         if pending is not None and pending.kills:
             kills.insert(0, pending)
         reports: list[ReportedTest] = []
+        left_running = self._left_running.of(None)
         failures = 0
         stopped = False
         for done, test in enumerate(selected, start=1):
             if self._held is not None and done - 1 == self._held[0]:
                 await self._held[1].wait()  # the run goes on only at `release()`, or is cancelled
             terminal.test_started(test.node_id)
+            left_running += self._left_running.of(test.node_id)
             striking = next((failure for failure in kills if failure.strikes(test, selected[0])), None)
             if striking is not None:
                 self._failures.fired(striking)
@@ -386,6 +395,7 @@ class FakeTestRunner(TestRunner):
             tests=tuple(r for r in reports if spec.include_passed or r.outcome != "passed"),
             stdout=terminal.text(),
             coverage=self._environment.coverage if spec.coverage else None,
+            stopped_processes=left_running,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:

@@ -230,3 +230,33 @@ def checked_root(root: object) -> Path | None:
     if not isinstance(root, str | PathLike) or not str(root):
         raise ScriptError(f"root: must be a directory's path, not {root!r}")
     return Path(root).expanduser().resolve()
+
+
+class LeftRunning:
+    """The processes scripted tests leave running, which runs report as the real runner's warden stops them."""
+
+    def __init__(self) -> None:
+        self._by_test: dict[str | None, tuple[str, ...]] = {}
+
+    def script(self, commands: tuple[str, ...], node_id: str | None, known: Mapping[str, object]) -> None:
+        """`commands` for the test `node_id` (None: every run), cut to 80 characters; none clears them."""
+        for command in commands:
+            if not isinstance(command, str) or not command.strip():
+                raise ScriptError(f"leave_running: each command must be a non-empty string; got {command!r}")
+        if node_id is not None and node_id not in known:
+            raise ScriptError(f"node_id: {node_id!r} is not a scripted test")
+        cut = tuple(c if len(c) <= 80 else c[:77] + "..." for c in commands)
+        if cut:
+            self._by_test[node_id] = cut
+        else:
+            self._by_test.pop(node_id, None)
+
+    def of(self, node_id: str | None) -> tuple[str, ...]:
+        return self._by_test.get(node_id, ())
+
+
+def checked_plugins(plugins: Iterable[str]) -> Iterable[str]:
+    """The runner's `plugins` argument: a list of distribution names, not one name."""
+    if isinstance(plugins, str):
+        raise ScriptError(f"plugins: must be a list of distribution names, not the string {plugins!r}")
+    return plugins

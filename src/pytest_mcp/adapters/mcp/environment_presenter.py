@@ -44,6 +44,13 @@ def render_environment(result: EnvironmentResult) -> str:
             for plugin in result.plugins
         )
         lines.append(f"plugins: {listed}")
+    if result.process_containment == "subreaper":
+        lines.append("processes: every process a run starts is stopped at its end (child subreaper)")
+    else:
+        lines.append(
+            "processes: a run's process group is stopped at its end; a process a test starts in a "
+            "session of its own can outlive it (no child subreaper here)"
+        )
     if not result.plugin_autoload:
         lines.append("plugin autoloading is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD)")
     return "\n".join(lines)

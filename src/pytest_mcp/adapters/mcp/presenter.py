@@ -8,7 +8,14 @@ from collections.abc import Callable
 import pydantic_core
 from mcp_types import CallToolResult, TextContent
 
-from pytest_mcp.domain.models import CollectedTest, CoverageReport, DiscoveryResult, ReportedTest, RunResult
+from pytest_mcp.domain.models import (
+    CollectedTest,
+    CoverageReport,
+    DiscoveryResult,
+    ReportedTest,
+    RunResult,
+    StoppedProcesses,
+)
 from pytest_mcp.domain.paging import LISTING_PRIORITY
 from pytest_mcp.ports.presenter import ResultPresenter
 
@@ -109,8 +116,18 @@ def render_run(result: RunResult) -> str:
     if result.coverage is not None:
         lines.append("")
         lines += _render_coverage(result.coverage)
+    if result.stopped_processes is not None:
+        lines.append(render_stopped(result.stopped_processes))
     lines += [f"NOTE: {note}" for note in result.notes]
     return "\n".join(lines)
+
+
+def render_stopped(stopped: StoppedProcesses) -> str:
+    """One line: how many processes the tests left running, and what they were."""
+    more = stopped.count - len(stopped.commands)
+    listed = "; ".join(stopped.commands) + (f"; and {more} more" if more else "")
+    noun = "process" if stopped.count == 1 else "processes"
+    return f"STOPPED {stopped.count} {noun} the tests left running when pytest ended: {listed}"
 
 
 def _page_line(result: RunResult) -> str:

@@ -9,12 +9,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from pytest_mcp.adapters.pytest_subprocess._plugin._pytest_mcp_protocol import WARDEN_REPORT
+from pytest_mcp.adapters.pytest_subprocess.containment import read_warden
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import CommandTooLong, OutputLimits, run_in_process_group
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 
 PROBE_MODULE = "_pytest_mcp_probe"
+WARDEN_MODULE = "_pytest_mcp_warden"
 _PROBE_LIMITS = OutputLimits(stdout_head=2048, stdout_tail=4096, stderr_head=2048, stderr_tail=8192)
 _MAX_FACTS_BYTES = 4 * 1024 * 1024
 
@@ -23,19 +26,18 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
     """Runs `python -c <probe> OUT` with the target interpreter in the project root.
 
     Like a test run, the probe starts in the root with the user's environment unchanged and
-    the root first on sys.path, in its own process group that is killed when it ends, times
-    out or is cancelled. It writes its facts to a file in a private temporary directory, so
-    whatever the interpreter prints at start-up cannot corrupt them.
+    the root first on sys.path, under a warden where Linux allows one, in its own process
+    group that is killed when it ends, times out or is cancelled. It writes its facts to a
+    file in a private temporary directory, so whatever the interpreter prints at start-up
+    cannot corrupt them.
     """
 
     def __init__(self, interpreter: TargetInterpreter, root: Path) -> None:
         self._interpreter = interpreter
         self._root = root
-        self._source = (
-            resources.files("pytest_mcp.adapters.pytest_subprocess")
-            .joinpath("_plugin", f"{PROBE_MODULE}.py")
-            .read_text(encoding="utf-8")
-        )
+        plugin = resources.files("pytest_mcp.adapters.pytest_subprocess").joinpath("_plugin")
+        self._source = plugin.joinpath(f"{PROBE_MODULE}.py").read_text(encoding="utf-8")
+        self._warden = plugin.joinpath(f"{WARDEN_MODULE}.py").read_bytes()
 
     async def probe(self, timeout: float) -> ProbeReport:
         choice = await self._interpreter.choice()
@@ -45,7 +47,9 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-probe-"))
         try:
             facts_path = workdir / "environment.json"
-            argv = [python, "-c", self._source, str(facts_path)]
+            warden_path = workdir / f"{WARDEN_MODULE}.py"
+            warden_path.write_bytes(self._warden)
+            argv = [python, "-c", self._source, str(facts_path), str(warden_path), str(workdir / WARDEN_REPORT)]
             try:
                 outcome = await run_in_process_group(argv, cwd=self._root, timeout=timeout, limits=_PROBE_LIMITS)
             except CommandTooLong as exc:
@@ -62,6 +66,7 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
                 duration=outcome.duration,
                 facts=None if outcome.timed_out or outcome.returncode != 0 else _read_facts(facts_path),
                 timed_out=outcome.timed_out,
+                containment=read_warden(workdir).containment,
                 exit_code=outcome.returncode if outcome.signal_name is None else None,
                 signal=outcome.signal_name,
                 stdout=outcome.stdout,

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import anyio
 
+from pytest_mcp.adapters.pytest_subprocess.containment import kill_group, stop_tree, until_gone
+
 
 class BoundedBuffer:
     """Keeps the first `head` and the last `tail` bytes of a stream, and counts the rest."""
@@ -120,8 +122,9 @@ def _read_available(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
 async def _read_in_ticks(fd: int, buffer: BoundedBuffer, exited: anyio.Event) -> None:
     """Read a pipe until end of file, or until what it held when the process exited is read.
 
-    Once the process group is dead nothing can write any more (a process that escaped the
-    group is out of scope), so the call never waits on a pipe someone else keeps open.
+    Once the process group is dead nothing can write any more (a process that left the group
+    was stopped by its warden, or the runner, first), so the call never waits on a pipe
+    someone else keeps open.
     """
     while True:
         final = exited.is_set()
@@ -168,49 +171,6 @@ def check_command_size(argv: Sequence[str], env: dict[str, str]) -> None:
         raise CommandTooLong(size, limit, longest)
 
 
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-# How long the members of a killed group may take to die: SIGKILL takes effect only when the
-# kernel next schedules each process, which on a loaded machine can take a while.
-_GROUP_GONE_SECONDS = 2.0
-
-
-def _alive_in_group(pgid: int) -> bool:
-    """Whether a process of the group is alive: not exited, and not a zombie waiting to be reaped."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False  # the common case: nothing is left, not even a zombie
-    except PermissionError:
-        return True
-    try:
-        entries = os.listdir("/proc")
-    except OSError:  # no /proc (macOS): the group exists, so take it as alive
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after it.
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
-
-
-async def _until_group_gone(pgid: int) -> None:
-    """Return once no process of the group is alive, or after _GROUP_GONE_SECONDS."""
-    with anyio.move_on_after(_GROUP_GONE_SECONDS):
-        while _alive_in_group(pgid):  # noqa: ASYNC110 - nothing signals the end of a group: it is polled
-            await anyio.sleep(0.005)
-
-
 async def run_in_process_group(
     argv: Sequence[str],
     *,
@@ -220,12 +180,14 @@ async def run_in_process_group(
     while_running: Callable[[], Awaitable[None]] | None = None,
     dump_signal: signal.Signals | None = None,
 ) -> ProcessOutcome:
-    """Run `argv` with no stdin, in a new session, and kill its whole group when it ends.
+    """Run `argv` with no stdin, in a new session, and kill its whole tree when it ends.
 
     The group is killed on every way out: normal exit (stragglers a test left behind),
-    timeout, and cancellation of the calling task. The environment is the server's, without
-    its secrets (`child_environment`). Raises CommandTooLong, before starting anything, when
-    the OS would refuse the command as too long, and OSError if it cannot be started at all.
+    timeout, and cancellation of the calling task; on the last two, every descendant of the
+    process first, which a warden (`containment`) keeps under it even outside the group. The
+    environment is the server's, without its secrets (`child_environment`). Raises
+    CommandTooLong, before starting anything, when the OS would refuse the command as too
+    long, and OSError if it cannot be started at all.
     `while_running`, if given, runs alongside and is cancelled when the process ends.
     `dump_signal`, if given, is sent to the process when the timeout passes, _DUMP_SECONDS
     before its group is killed, so that it can say where it was (on stderr).
@@ -260,6 +222,7 @@ async def run_in_process_group(
             os.close(err_write)
         pgid = process.pid  # a new session makes the child its own group leader
         timed_out = False
+        killed: set[int] = set()
         exited = anyio.Event()
         try:
             async with anyio.create_task_group() as readers:
@@ -283,17 +246,23 @@ async def run_in_process_group(
                     with anyio.move_on_after(_DUMP_SECONDS):
                         await process.wait()
                 # Whether pytest exited or overran, nothing it started may outlive it; once the
-                # group is dead, the readers take what is left in the pipes and finish.
-                _kill_group(pgid)
+                # group is dead, the readers take what is left in the pipes and finish. A run that
+                # ended by itself had its warden stop its descendants; one that overran has not.
+                if process.returncode is None:
+                    killed = stop_tree(pgid)
+                kill_group(pgid)
                 exited.set()
         finally:
-            _kill_group(pgid)
+            if process.returncode is None:  # cancelled while it ran: its warden is alive, and holds the tree
+                killed = stop_tree(pgid)
+            kill_group(pgid)
             with anyio.CancelScope(shield=True):
                 await process.wait()
                 await process.aclose()
                 # The port's promise: nothing the run started outlives the call, grandchildren
-                # included, before the caller (or a cancellation) goes on.
-                await _until_group_gone(pgid)
+                # and processes that left the group included, before the caller (or a
+                # cancellation) goes on.
+                await until_gone(pgid, killed)
     finally:
         os.close(out_read)
         os.close(err_read)

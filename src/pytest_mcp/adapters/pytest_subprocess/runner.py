@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pytest_mcp.adapters.pytest_options import COVERAGE_PLACEHOLDER, collect_options, run_options
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
+from pytest_mcp.adapters.pytest_subprocess.containment import read_warden
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import (
     CommandTooLong,
@@ -25,7 +26,8 @@ from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, Run
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
-PLUGIN_FILES = ("_pytest_mcp_protocol.py", *(f"{name}.py" for name in protocol.OWN_PLUGINS))
+# Our plugins, the warden (which the bootstrap runs first) and the protocol they share.
+PLUGIN_FILES = ("_pytest_mcp_protocol.py", "_pytest_mcp_warden.py", *(f"{name}.py" for name in protocol.OWN_PLUGINS))
 """Copied from the package into each run's private directory, where the bootstrap loads them."""
 DUMP_SIGNAL = getattr(signal, protocol.DUMP_SIGNAL)
 
@@ -55,14 +57,17 @@ class _Run:
     parsed: ParsedReport
     coverage: CoverageReport | None
     refused: Termination | None = None  # nothing was started: the OS would refuse the command
+    stopped: tuple[str, ...] = ()  # processes the run left behind, which its warden stopped
 
 
 class SubprocessPytestRunner(TestRunner):
     """Runs `python -m pytest` with the target interpreter and reads our reporter's output.
 
     Each call gets its own temporary directory (outside the project) holding our plugins (the
-    path guard and the reporter) and the report, and its own process group, which is killed
-    when the call ends, times out or is cancelled. Agent-provided node ids always follow `--`.
+    path guard and the reporter), the warden and the report, and its own process group under the
+    warden (`containment`): whatever the run started, in or out of that group, is killed when the
+    call ends, times out or is cancelled, and a run that ended by itself says what it left running.
+    Agent-provided node ids always follow `--`.
     """
 
     def __init__(
@@ -110,6 +115,7 @@ class SubprocessPytestRunner(TestRunner):
             stdout=run.outcome.stdout,
             stderr=run.outcome.stderr,
             coverage=run.coverage,
+            stopped_processes=run.stopped,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
@@ -192,7 +198,8 @@ class SubprocessPytestRunner(TestRunner):
             if follower is not None:
                 await follower.poll()
             coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
-            return _Run(command, outcome, read_report(report_path, self._max_report_bytes), coverage)
+            parsed = read_report(report_path, self._max_report_bytes)
+            return _Run(command, outcome, parsed, coverage, stopped=read_warden(workdir).stopped)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 

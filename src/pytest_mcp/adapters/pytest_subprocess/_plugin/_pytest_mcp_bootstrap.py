@@ -4,7 +4,8 @@ DIR is the run's private directory. `-c`, not the file's path: frames of this co
 `<string>`, and no answer shows the private directory (faulthandler dumps every frame).
 
 It starts pytest exactly as `python -m pytest ARGS...` would (the working directory first on
-sys.path), after: registering faulthandler for the dump signal; applying the rlimits LIMITS
+sys.path), after: forking it under a warden that stops whatever the run leaves behind;
+registering faulthandler for the dump signal; applying the rlimits LIMITS
 (`RLIMIT_AS=soft:hard,...`); putting this run's private directory at the *end* of sys.path;
 checking that pytest and each of PLUGINS (`module=distribution,...`) can be imported; and
 importing our own plugins, the path guard and the reporter (`protocol.OWN_PLUGINS`). The user's
@@ -46,6 +47,11 @@ def _load(name):
 
 
 protocol = _load("_pytest_mcp_protocol")
+# From here on this process is the run's warden, and pytest runs in a child under it: nothing the
+# tests start outlives the run, even outside its process group (_pytest_mcp_warden.py).
+_load("_pytest_mcp_warden").guard(
+    os.path.join(private_dir, protocol.WARDEN_REPORT), forward=(getattr(signal, protocol.DUMP_SIGNAL),)
+)
 
 # faulthandler writes to a duplicate of stderr: pytest captures fd 2 while a test runs. The runner
 # sends the signal when a run overruns its timeout, just before it kills the run, so that the

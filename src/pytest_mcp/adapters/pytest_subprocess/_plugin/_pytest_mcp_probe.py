@@ -1,4 +1,4 @@
-"""pytest-mcp's environment probe, run by the *target* interpreter as ``python -c <this file> OUT``.
+"""pytest-mcp's environment probe, run by the *target* interpreter as ``python -c <this file> OUT [WARDEN REPORT]``.
 
 Standard library only, and syntax that even old interpreters can parse, so that it can say
 which Python it found instead of failing on it. It writes one JSON object to OUT: the
@@ -28,6 +28,16 @@ try:
     from importlib import metadata
 except ImportError:  # Python < 3.8: no plugin list, but the version is still reported
     metadata = None
+
+if __name__ == "__main__" and len(sys.argv) > 3:
+    # Under a warden, as a test run is: a plugin that starts a process on import cannot leave it
+    # behind. Loaded, and the process forked, before the project directory is back on sys.path.
+    import importlib.util
+
+    _spec = importlib.util.spec_from_file_location("_pytest_mcp_warden", sys.argv[2])
+    _warden = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_warden)
+    _warden.guard(sys.argv[3])
 
 if _CWD_FIRST:
     sys.path.insert(0, os.getcwd())
