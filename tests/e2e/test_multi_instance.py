@@ -34,7 +34,7 @@ from tests.e2e.multi_instance import LoadBalancer, RedisServer, client, compose_
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-PASSWORD = "s3cret-redis-passw0rd"  # noqa: S105 - a test's own Redis; the point is that it never shows
+PASSWORD = "s3cret-redis-passw0rd"
 EXTRA = ["--detach-after", "1", "--max-concurrent-runs", "1"]
 """Besides compose.yaml's flags: detach at once, and one run slot, so a slot not freed shows as 'busy'."""
 
@@ -248,7 +248,10 @@ def test_an_unreachable_or_refusing_redis_stops_start_up_naming_it_without_the_p
     closed = free_port()
     for url, masked in (
         (f"redis://:{PASSWORD}@127.0.0.1:{closed}/0", f"redis://:****@127.0.0.1:{closed}/0"),
-        (f"redis://:wrong-{PASSWORD}@127.0.0.1:{cluster.redis.port}/0", f"redis://:****@127.0.0.1:{cluster.redis.port}/0"),
+        (
+            f"redis://:wrong-{PASSWORD}@127.0.0.1:{cluster.redis.port}/0",
+            f"redis://:****@127.0.0.1:{cluster.redis.port}/0",
+        ),
     ):
         started = time.monotonic()
         completed = subprocess.run(
