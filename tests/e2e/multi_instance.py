@@ -65,14 +65,18 @@ def compose_haproxy_environment() -> dict[str, str]:
 class RedisServer:
     """A redis-server of our own on a loopback port, with a password, no persistence; stoppable and restartable."""
 
-    def __init__(self, workdir: Path, password: str) -> None:
+    def __init__(self, workdir: Path, password: str, *, tls: bool = False) -> None:
         self.port = free_port()
         self.password = password
         self.workdir = workdir
+        self.tls = tls
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
+        if self.tls:
+            ca = self.workdir / "cert.pem"
+            return f"rediss://:{self.password}@127.0.0.1:{self.port}/0?ssl_ca_certs={ca}"
         return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
 
     @property
@@ -84,6 +88,19 @@ class RedisServer:
         argv = [binary("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         argv += ["--appendonly", "no", "--requirepass", self.password, "--dir", str(self.workdir)]
         argv += ["--logfile", str(self.workdir / "redis.log")]
+        if self.tls:  # a self-signed certificate for 127.0.0.1, which the client is given as its CA
+            cert, key = self.workdir / "cert.pem", self.workdir / "key.pem"
+            if not cert.exists():
+                subprocess.run(
+                    [binary("openssl"), "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+                    + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
+                    + ["-addext", "subjectAltName=IP:127.0.0.1"],
+                    check=True,
+                    capture_output=True,
+                )
+            argv[argv.index("--port") + 1] = "0"
+            argv += ["--tls-port", str(self.port), "--tls-cert-file", str(cert), "--tls-key-file", str(key)]
+            argv += ["--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no"]
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while not self.ping():
@@ -95,7 +112,7 @@ class RedisServer:
         import redis
 
         try:
-            return bool(redis.Redis(port=self.port, password=self.password, socket_timeout=1).ping())
+            return bool(redis.Redis.from_url(self.url, socket_timeout=1).ping())
         except redis.RedisError:
             return False
 
