@@ -92,9 +92,11 @@ class RedisServer:
             cert, key = self.workdir / "cert.pem", self.workdir / "key.pem"
             if not cert.exists():
                 subprocess.run(
-                    [binary("openssl"), "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-                    + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-                    + ["-addext", "subjectAltName=IP:127.0.0.1"],
+                    [
+                        *(binary("openssl"), "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+                        *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"),
+                        *("-addext", "subjectAltName=IP:127.0.0.1"),
+                    ],
                     check=True,
                     capture_output=True,
                 )

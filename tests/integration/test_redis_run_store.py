@@ -15,7 +15,7 @@ from tests.e2e.multi_instance import RedisServer
 
 pytestmark = pytest.mark.anyio
 
-PASSWORD = "integration-redis-passw0rd"  # noqa: S105 - a test's own Redis
+PASSWORD = "integration-redis-passw0rd"
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,8 @@ async def test_keys_live_under_the_prefix_and_another_prefix_sees_none_of_them(r
         assert (await ours.get("run-1")) == record("run-1", "i1", "finished")
         assert await theirs.get("run-1") is None
         keys = {key.decode() for key in redis.Redis.from_url(redis_server.url).keys("*")}
-        assert keys and all(key.startswith(("team-a:", "team-b:")) for key in keys), keys
+        assert keys
+        assert all(key.startswith(("team-a:", "team-b:")) for key in keys), keys
         assert not any("run-1" in key for key in keys)  # the key is a digest of the run id
 
 
