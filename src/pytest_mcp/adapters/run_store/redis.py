@@ -37,6 +37,15 @@ HEARTBEAT_TTL = 4.0
 CONNECT_TIMEOUT = 5.0
 
 
+# The run's hash, and whether its instance's heartbeat key exists. That key is named from the hash, so it
+# is not declared in KEYS: a standalone Redis allows it; Redis Cluster is not supported.
+_GET_RUN = """
+local found = redis.call('HMGET', KEYS[1], 'run', 'instance')
+if not found[1] then return nil end
+return {found[1], redis.call('EXISTS', ARGV[1] .. found[2])}
+"""
+
+
 class RedisRunStore(RunStore):
     """Runs in Redis, shared by every instance given the same URL and prefix."""
 
@@ -88,12 +97,15 @@ class RedisRunStore(RunStore):
             await self._guarded(pipe.execute())
 
     async def get(self, run_id: str) -> StoredRun | None:
-        client = self._connected()
-        raw = await self._guarded(client.hget(self._run_key(run_id), "run"))
-        if raw is None:
+        """One round trip: the run, and whether its instance still beats (a poll reads this 20 times a second)."""
+        found = await self._guarded(
+            self._connected().eval(_GET_RUN, 1, self._run_key(run_id), self._key("instance", ""))
+        )
+        if found is None:
             return None
+        raw, beating = found
         run = StoredRun.model_validate_json(raw)
-        if run.status == "running" and not await self._guarded(client.exists(self._key("instance", run.instance))):
+        if run.status == "running" and not beating:
             return run.model_copy(update={"status": "lost"})
         return run
 
