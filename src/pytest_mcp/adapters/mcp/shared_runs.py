@@ -130,7 +130,12 @@ class RemoteRun:
         if record is None:  # expired between two reads
             raise lost_error()
         self.record = record
-        if self.record.status == "lost":
+        await self._seen()
+
+    async def _seen(self) -> None:
+        """The record just read: a lost run is an error; progress goes to whoever listens."""
+        record = self.record
+        if record.status == "lost":
             raise lost_error()
         state = (record.done, record.total, record.failed)
         if self.watch.sink is not None and record.total and state != self._sent:
@@ -138,9 +143,11 @@ class RemoteRun:
             await self.watch.sink.update(*state)
 
     async def wait(self, seconds: float) -> bool:
-        """Read the run until it has ended or `seconds` passed; its kept reports too, once ended."""
+        """Read the run until it has ended or `seconds` passed; its kept reports too, once ended.
+
+        The record found it is fresh: a `wait: 0` poll costs one read of the store, not two."""
+        await self._seen()
         with anyio.move_on_after(seconds):
-            await self.refresh()
             while not self.ended:
                 await anyio.sleep(POLL_EVERY)
                 await self.refresh()
@@ -157,6 +164,7 @@ class RemoteRun:
             await self._store.cancel(self.run_id, self.record.instance)
         except RunStoreUnavailable as exc:
             raise store_error(exc) from None
+        await self.refresh()
         await self.wait(within)
         if not self.ended:
             raise lost_error()
