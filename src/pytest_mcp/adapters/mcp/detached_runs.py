@@ -31,11 +31,11 @@ import anyio.abc
 from mcp_types import CallToolResult
 
 from pytest_mcp.adapters.mcp.sessions import Owner
-from pytest_mcp.adapters.mcp.shared_runs import RemoteRun, owner_digest, store_error, stored
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.ports.run_store import RunStoreUnavailable
 
 if TYPE_CHECKING:
+    from pytest_mcp.adapters.mcp.shared_runs import RemoteRun
     from pytest_mcp.domain.progress import RunWatch
     from pytest_mcp.ports.run_store import RunStore
 
@@ -185,7 +185,7 @@ class DetachedRuns:
 
     async def wait(self, run: DetachedRun | RemoteRun, seconds: float) -> bool:
         """Wait up to `seconds` for the run to end; True if it has."""
-        if isinstance(run, RemoteRun):
+        if not isinstance(run, DetachedRun):
             return await run.wait(seconds)
         with anyio.move_on_after(seconds):
             await run.ended.wait()
@@ -209,6 +209,9 @@ class DetachedRuns:
             return run if run.detached and run.owner == owner else None
         if not self.shared or self.store is None:
             return None
+        # Only with a shared store: serving imports no result model until a call needs one.
+        from pytest_mcp.adapters.mcp.shared_runs import RemoteRun, owner_digest, store_error
+
         try:
             record = await self.store.get(run_id)
         except RunStoreUnavailable as exc:
@@ -228,7 +231,7 @@ class DetachedRuns:
         asks next is told it was cancelled, not that it is unknown. Another instance's run is
         cancelled by its instance, which this one asks through the store.
         """
-        if isinstance(run, RemoteRun):
+        if not isinstance(run, DetachedRun):
             await run.cancel(STOP_WITHIN + 1.0)
             return
         run.scope.cancel()
@@ -294,6 +297,8 @@ class DetachedRuns:
 
     async def _publish(self, run: DetachedRun) -> None:
         """Put the run's state in the shared store; when it cannot be reached, the run goes on here."""
+        from pytest_mcp.adapters.mcp.shared_runs import stored
+
         assert self.store is not None
         record, kept = stored(run, self.instance)
         try:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
-from pytest_mcp.domain.models import RunResult
-from pytest_mcp.domain.stored_runs import StoredRun
-from pytest_mcp.ports.run_store import RunStore
+from pytest_mcp.ports.run_store import RunStore, RunStoreUnavailable
+
+if TYPE_CHECKING:  # the default store is built on every start-up, which imports no result model
+    from pytest_mcp.domain.models import RunResult
+    from pytest_mcp.domain.stored_runs import StoredRun
 
 
 class InMemoryRunStore(RunStore):
@@ -77,6 +80,4 @@ class InMemoryRunStore(RunStore):
 
     def _check(self) -> None:
         if not self.reachable:
-            from pytest_mcp.ports.run_store import RunStoreUnavailable
-
             raise RunStoreUnavailable("the run store (memory) is unreachable")
