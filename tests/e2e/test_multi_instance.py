@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +47,14 @@ class Cluster:
     a: HttpServer
     b: HttpServer
     lb: LoadBalancer
+    markers: list[str] = field(default_factory=list)
 
     def instance_args(self) -> list[str]:
         return ["--run-store", self.redis.url, *compose_instance_flags(), *EXTRA]
 
     def start(self, marker: str, *, canary: bool = False) -> str:
         """A gated test file for this test; its node id."""
+        self.markers.append(marker)
         (self.root / f"test_{marker}.py").write_text(gated_test(marker, canary=canary), encoding="utf-8")
         return f"test_{marker}.py"
 
@@ -78,6 +80,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         redis.stop()
         for log in [*base.glob("*.log"), *(base / "redis").glob("*.log")]:
             assert PASSWORD not in log.read_text(errors="replace"), f"{log.name} holds the Redis password"
+
+
+@pytest.fixture(autouse=True)
+def gates_opened_after_each_test(cluster: Cluster) -> Iterator[None]:
+    """Whatever a test asserted, its runs end after it: one held run slot would starve the next test."""
+    yield
+    for marker in cluster.markers:
+        cluster.open_gate(marker)
 
 
 def answer(result: Any) -> dict[str, Any]:
@@ -112,9 +122,13 @@ async def test_a_detached_run_started_through_one_instance_is_finished_and_paged
     node_id = cluster.start(marker)
     async with client(cluster.a.url) as on_a, client(cluster.b.url) as on_b:
         run_id = await start_run(on_a, node_id)
-        running = answer(await on_b.call_tool("get_test_run", {"run_id": run_id, "wait": 0}))
-        assert (running["status"], running["run_id"]) == ("running", run_id)
-        assert running["summary"]["failed"] == 1  # the failure so far, published by the instance running it
+        with anyio.fail_after(30):  # the failure so far, published by the instance running it
+            while True:
+                running = answer(await on_b.call_tool("get_test_run", {"run_id": run_id, "wait": 0}))
+                assert (running["status"], running["run_id"]) == ("running", run_id)
+                if running["summary"]["failed"] == 1:
+                    break
+                await anyio.sleep(0.2)
         cluster.open_gate(marker)
         final = await until_finished(on_b, run_id)
         assert "status" not in final
