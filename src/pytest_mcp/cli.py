@@ -179,9 +179,21 @@ def _import_structlog_without_rich() -> None:
 
 
 def _serve(container: Container) -> int:
+    from pytest_mcp.ports.run_store import RunStoreUnavailable
+
     container.init_resources()
-    code: int = anyio.run(container.transport().serve, container.tool_server())
-    container.shutdown_resources()
+    try:
+        code: int = anyio.run(container.transport().serve, container.tool_server())
+    except (RunStoreUnavailable, BaseExceptionGroup) as exc:  # the store is attached before serving
+        unavailable = exc.split(RunStoreUnavailable)[0] if isinstance(exc, BaseExceptionGroup) else exc
+        while isinstance(unavailable, BaseExceptionGroup):
+            unavailable = unavailable.exceptions[0]
+        if unavailable is None:
+            raise
+        print(f"pytest-mcp: not starting: {unavailable}", file=sys.stderr)
+        return 1
+    finally:
+        container.shutdown_resources()
     return code
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pytest_mcp.ports.environment_presenter import EnvironmentPresenter
     from pytest_mcp.ports.environment_probe import EnvironmentProbe
     from pytest_mcp.ports.presenter import ResultPresenter
+    from pytest_mcp.ports.run_store import RunStore
     from pytest_mcp.ports.test_runner import TestRunner
 
 # Start-up speed: serving over stdio answers `tools/list` with only what this module imports at
@@ -133,8 +134,24 @@ def _check_environment(
     return CheckEnvironment(probe, presenter, policy)
 
 
-def _detached_runs(ttl: float, max_concurrent_runs: int, stateless: bool) -> DetachedRuns:
-    return DetachedRuns(ttl=ttl, max_kept=max_concurrent_runs * 4, stateless=stateless)
+def _store_kind(run_store: str) -> str:
+    return "memory" if run_store == "memory" else "redis"
+
+
+def _memory_run_store() -> RunStore:
+    from pytest_mcp.adapters.run_store.memory import InMemoryRunStore
+
+    return InMemoryRunStore()
+
+
+def _redis_run_store(url: str, prefix: str) -> RunStore:
+    from pytest_mcp.adapters.run_store.redis import RedisRunStore
+
+    return RedisRunStore(url, prefix)
+
+
+def _detached_runs(ttl: float, max_concurrent_runs: int, stateless: bool, store: RunStore) -> DetachedRuns:
+    return DetachedRuns(ttl=ttl, max_kept=max_concurrent_runs * 4, stateless=stateless, store=store)
 
 
 def _report_view() -> ReportView:
@@ -252,8 +269,18 @@ class Container(containers.DeclarativeContainer):
     tool_errors = providers.Selector(
         config.error_mode, result=providers.Singleton(ErrorResults), jsonrpc=providers.Singleton(JsonRpcErrors)
     )
+    # Where runs are found (ADR 0014): this instance's memory, or Redis shared by every instance.
+    run_store = providers.Selector(
+        providers.Callable(_store_kind, config.run_store),
+        memory=providers.Singleton(_memory_run_store),
+        redis=providers.Singleton(_redis_run_store, url=config.run_store, prefix=config.run_store_prefix),
+    )
     detached_runs = providers.Singleton(
-        _detached_runs, ttl=config.run_ttl, max_concurrent_runs=config.max_concurrent_runs, stateless=config.stateless
+        _detached_runs,
+        ttl=config.run_ttl,
+        max_concurrent_runs=config.max_concurrent_runs,
+        stateless=config.stateless,
+        store=run_store,
     )
     tools = providers.List(
         providers.Singleton(ExecuteTestsTool, use_case=execute_tests.provider),

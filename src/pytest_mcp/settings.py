@@ -17,8 +17,11 @@ import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Self
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from pytest_mcp.domain.text import masked_url
 
 DEFAULT_TIMEOUT = 300
 MIN_TOKEN_LENGTH = 32
@@ -179,6 +182,20 @@ class Settings(BaseModel):
         description="Seconds after which an HTTP session with no request is closed with its streams.",
         json_schema_extra=flag("SECONDS", serving=True),
     )
+    run_store: str = Field(
+        "memory",
+        description="Where runs and their results are kept: memory (this instance only), or a Redis URL "
+        "(redis://[:PASSWORD@]HOST:PORT/DB, rediss:// for TLS) shared by every instance behind a load balancer; "
+        "needs mcp-server-pytest[redis]. Give a password through PYTEST_MCP_RUN_STORE, not the flag.",
+        json_schema_extra=flag("URL", serving=True),
+    )
+    run_store_prefix: str = Field(
+        "pytest-mcp:",
+        min_length=1,
+        max_length=100,
+        description="Prefix of every Redis key and channel, for several deployments sharing one Redis.",
+        json_schema_extra=flag("PREFIX", serving=True),
+    )
     auth_token: SecretStr | None = Field(
         None,
         description="Bearer token the HTTP transports require; from PYTEST_MCP_AUTH_TOKEN only.",
@@ -228,6 +245,25 @@ class Settings(BaseModel):
             raise ValueError("/healthz is reserved for the health check")
         return value
 
+    @field_validator("run_store")
+    @classmethod
+    def _store_is_memory_or_redis(cls, value: str) -> str:
+        if value == "memory":
+            return value
+        parts = urlsplit(value)
+        shown = masked_url(value)
+        if parts.scheme not in ("redis", "rediss"):
+            raise ValueError(f"{shown!r} must be memory, or a redis:// or rediss:// URL")
+        try:
+            parts.port  # noqa: B018 - parsing it is the check
+        except ValueError:
+            raise ValueError(f"{shown!r} has a port that is not a number from 0 to 65535") from None
+        if not parts.hostname:
+            raise ValueError(f"{shown!r} names no host")
+        if parts.path.strip("/") and not parts.path.strip("/").isdigit():
+            raise ValueError(f"{shown!r}: the database after the host must be a number, e.g. /0")
+        return value
+
     @field_validator("auth_token")
     @classmethod
     def _usable_token(cls, value: SecretStr | None) -> SecretStr | None:
@@ -255,6 +291,7 @@ class Settings(BaseModel):
         """The effective settings as JSON-ready values, with secrets masked."""
         shown = self.model_dump(mode="json")
         shown["auth_token"] = "********" if self.auth_token is not None else None
+        shown["run_store"] = masked_url(self.run_store)
         return shown
 
 

@@ -40,7 +40,7 @@ async def start(runs: DetachedRuns, owner: str, gate: anyio.Event, text: str = "
 
     run = runs.start(owner, RunWatch(), request, work, running)
     assert not await runs.wait(run, 0.01)
-    runs.detach(run)
+    await runs.detach(run)
     return run
 
 
@@ -49,13 +49,13 @@ async def test_a_run_is_found_only_by_its_owner_and_only_once_detached() -> None
     async with runs.serving():
         gate = anyio.Event()
         run = await start(runs, "session:a", gate)
-        assert runs.find(run.run_id, "session:a") is run
-        assert runs.find(run.run_id, "session:b") is None
-        assert runs.find(run.run_id, "client:x") is None
+        assert await runs.find(run.run_id, "session:a") is run
+        assert await runs.find(run.run_id, "session:b") is None
+        assert await runs.find(run.run_id, "client:x") is None
         gate.set()
         assert await runs.wait(run, 1)
         assert run.outcome().content[0].text == "done"  # type: ignore[union-attr]
-        assert runs.find(run.run_id, "session:a") is run  # kept after it finished
+        assert await runs.find(run.run_id, "session:a") is run  # kept after it finished
 
 
 async def test_a_finished_result_is_kept_for_the_ttl_then_dropped() -> None:
@@ -67,9 +67,9 @@ async def test_a_finished_result_is_kept_for_the_ttl_then_dropped() -> None:
         gate.set()
         await runs.wait(run, 1)
         clock.now += 599
-        assert runs.find(run.run_id, "stdio") is run
+        assert await runs.find(run.run_id, "stdio") is run
         clock.now += 2
-        assert runs.find(run.run_id, "stdio") is None
+        assert await runs.find(run.run_id, "stdio") is None
 
 
 async def test_at_most_max_kept_results_are_kept_and_the_oldest_go_first() -> None:
@@ -84,7 +84,7 @@ async def test_at_most_max_kept_results_are_kept_and_the_oldest_go_first() -> No
             await runs.wait(run, 1)
             clock.now += 1
             finished.append(run)
-        assert [runs.find(run.run_id, "stdio") is not None for run in finished] == [False, True, True]
+        assert [await runs.find(run.run_id, "stdio") is not None for run in finished] == [False, True, True]
 
 
 async def test_a_running_run_is_never_dropped_for_room() -> None:
@@ -92,7 +92,7 @@ async def test_a_running_run_is_never_dropped_for_room() -> None:
     async with runs.serving():
         gates = [anyio.Event() for _ in range(3)]
         started = [await start(runs, "stdio", gate) for gate in gates]
-        assert all(runs.find(run.run_id, "stdio") is run for run in started)
+        assert [await runs.find(run.run_id, "stdio") for run in started] == started
         assert runs.running() == 3
         for gate in gates:
             gate.set()
@@ -106,8 +106,8 @@ async def test_ending_an_owner_stops_its_runs_and_no_one_elses() -> None:
         with anyio.fail_after(1):
             await mine.ended.wait()
         assert mine.cancelled
-        assert runs.find(mine.run_id, "session:a") is None
-        assert runs.find(theirs.run_id, "session:b") is theirs
+        assert await runs.find(mine.run_id, "session:a") is None
+        assert await runs.find(theirs.run_id, "session:b") is theirs
         assert not theirs.ended.is_set()
 
 
@@ -126,7 +126,7 @@ async def test_a_cancelled_run_has_ended_once_cancel_returns_and_is_known_as_can
         run = await start(runs, "stdio", anyio.Event())
         await runs.cancel(run)
         assert run.cancelled
-        assert runs.find(run.run_id, "stdio") is run
-        assert runs.find(run.run_id, "session:other") is None
+        assert await runs.find(run.run_id, "stdio") is run
+        assert await runs.find(run.run_id, "session:other") is None
         clock.now += 601
-        assert runs.find(run.run_id, "stdio") is None
+        assert await runs.find(run.run_id, "stdio") is None

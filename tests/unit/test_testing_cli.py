@@ -33,6 +33,8 @@ def test_the_settings_that_only_matter_when_serving_are_the_transports() -> None
             "--max-connections",
             "--max-sessions",
             "--session-idle-timeout",
+            "--run-store",
+            "--run-store-prefix",
         ]
     )
 

@@ -3,8 +3,9 @@
 PytestMcpError
 ├── InvalidArguments   the request itself is wrong (a field and a reason per problem)
 └── ExecutionFailed    pytest could not give a trustworthy result (interrupted, usage
-                       error, internal error, timeout, crash, pytest unavailable), or the
-                       server was too busy to start it within the call's timeout
+                       error, internal error, timeout, crash, pytest unavailable), the
+                       server was too busy to start it within the call's timeout, or (with
+                       a shared run store) the run's instance stopped or the store is gone
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ FailureReason = Literal[
     "crashed",
     "pytest_unavailable",
     "busy",
+    "run_lost",
+    "store_unavailable",
 ]
 
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+MASK = "****"
+"""What a password becomes wherever a URL holding one is shown."""
 
 
 def keep_tail(text: str, limit: int, *, from_line_with: str | None = None) -> str:
@@ -117,3 +121,23 @@ def project_frames_only(text: str) -> str:
     if dropped:
         kept.append(f"[... {dropped} frame(s) outside the project hidden by pytest-mcp ...]\n")
     return "".join(kept)
+
+
+def masked_url(url: str) -> str:
+    """The URL with any password (in the address or a `password=` query) replaced by ****."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.split(':', 1)[0]}:{MASK}@{host}"
+    query = parts.query
+    if "password" in query.lower():
+        query = urlencode([(k, MASK if k.lower() == "password" else v) for k, v in parse_qsl(query)], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The passwords a URL holds, to mask wherever a message might quote them."""
+    parts = urlsplit(url)
+    found = [parts.password, unquote(parts.password)] if parts.password else []
+    return found + [v for k, v in parse_qsl(parts.query) if k.lower() == "password" and v]

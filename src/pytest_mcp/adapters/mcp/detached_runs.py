@@ -12,6 +12,9 @@ Bounds:
   them, the oldest dropped first (logged);
 - when an owner ends (stdio EOF, an HTTP session closed or expired), its runs are cancelled,
   and on shutdown every run is; each run's runner kills its processes on the way out.
+
+With a shared run store (Redis, ADR 0014) a run still executes here, in this task group; this
+registry publishes what other instances need to answer for it, and finds theirs in the store.
 """
 
 from __future__ import annotations
@@ -29,9 +32,12 @@ from mcp_types import CallToolResult
 
 from pytest_mcp.adapters.mcp.sessions import Owner
 from pytest_mcp.adapters.structlog_logging import routed_logger
+from pytest_mcp.ports.run_store import RunStoreUnavailable
 
 if TYPE_CHECKING:
+    from pytest_mcp.adapters.mcp.shared_runs import RemoteRun
     from pytest_mcp.domain.progress import RunWatch
+    from pytest_mcp.ports.run_store import RunStore
 
 _log = routed_logger("pytest_mcp.runs")
 
@@ -46,6 +52,8 @@ class RunningAnswer(Protocol):
 
 STOP_WITHIN = 2.0
 """Seconds a cancelled run is given to end (its runner kills the process group well before)."""
+PUBLISH_EVERY = 0.5
+"""Seconds between two publications of a detached run's progress to a shared store."""
 
 
 @dataclass
@@ -84,20 +92,49 @@ class DetachedRuns:
     """The runs of one server: started, waited for, detached, kept, cancelled."""
 
     def __init__(
-        self, ttl: float, max_kept: int, *, stateless: bool = False, clock: Callable[[], float] = time.monotonic
+        self,
+        ttl: float,
+        max_kept: int,
+        *,
+        stateless: bool = False,
+        store: RunStore | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.ttl = ttl
         self.stateless = stateless
+        self.store = store
+        self.shared = store is not None and store.shared
+        """Whether other instances read this one's runs from the store, and it theirs."""
+        self.instance = secrets.token_hex(8)
         self._max_kept = max_kept
         self._clock = clock
         self._runs: dict[str, DetachedRun] = {}
         self._group: anyio.abc.TaskGroup | None = None
+        self._attached = False
+        self._unpublished = False  # the store was unreachable at the last put: logged once, until it is back
+
+    @asynccontextmanager
+    async def attached(self) -> AsyncIterator[None]:
+        """Attach the run store (unless it already is): an unreachable one raises RunStoreUnavailable."""
+        if self.store is None or self._attached:
+            yield
+            return
+        async with self.store.attached(self.instance, self._cancel_soon):
+            self._attached = True
+            try:
+                yield
+            finally:
+                self._attached = False
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
-        """Hold the task group detached runs live in; on the way out every run is stopped."""
-        async with anyio.create_task_group() as group:
+        """Hold the task group detached runs live in; on the way out every run is stopped.
+
+        The run store is attached first (`attached`): if it cannot be, nothing is served."""
+        async with self.attached(), anyio.create_task_group() as group:
             self._group = group
+            if self.shared:
+                group.start_soon(self._publish_progress)
             try:
                 yield
             finally:
@@ -135,38 +172,68 @@ class DetachedRuns:
             finally:
                 run.finished_at = self._clock()
                 run.ended.set()
-                self._trim()
+                dropped = self._trim()
+                if self.shared:  # what the other instances read of it: its answer, and no more the dropped
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_WITHIN):
+                        if run.detached:
+                            await self._publish(run)
+                        for old in dropped:
+                            await self._unpublish(old)
 
         self._group.start_soon(body)
         return run
 
-    async def wait(self, run: DetachedRun, seconds: float) -> bool:
+    async def wait(self, run: DetachedRun | RemoteRun, seconds: float) -> bool:
         """Wait up to `seconds` for the run to end; True if it has."""
+        if not isinstance(run, DetachedRun):
+            return await run.wait(seconds)
         with anyio.move_on_after(seconds):
             await run.ended.wait()
         return run.ended.is_set()
 
-    def detach(self, run: DetachedRun) -> None:
-        """Keep the run past its call, for get_test_run: still going, or finished with reports to page."""
+    async def detach(self, run: DetachedRun) -> None:
+        """Keep the run past its call, for get_test_run: still going, or finished with reports to page.
+
+        With a shared store it is published before its call answers, so any instance finds it."""
         run.detached = True
         self._runs[run.run_id] = run  # even if it ended since its call stopped waiting
+        if self.shared:
+            await self._publish(run)
 
-    def find(self, run_id: str, owner: Owner) -> DetachedRun | None:
-        """The owner's detached run with this id, running or finished and kept; None otherwise."""
+    async def find(self, run_id: str, owner: Owner) -> DetachedRun | RemoteRun | None:
+        """The owner's detached run with this id, running or finished and kept, here or (with a shared
+        store) on another instance; None otherwise. An unreachable store is an ExecutionFailed."""
         self._expire()
         run = self._runs.get(run_id)
-        return run if run is not None and run.detached and run.owner == owner else None
+        if run is not None:
+            return run if run.detached and run.owner == owner else None
+        if not self.shared or self.store is None:
+            return None
+        # Only with a shared store: serving imports no result model until a call needs one.
+        from pytest_mcp.adapters.mcp.shared_runs import RemoteRun, owner_digest, store_error
+
+        try:
+            record = await self.store.get(run_id)
+        except RunStoreUnavailable as exc:
+            raise store_error(exc) from None
+        if record is None or record.owner != owner_digest(owner) or record.instance == self.instance:
+            return None  # unknown, another owner's, or one this instance has forgotten
+        return RemoteRun(record, self.store)
 
     def forget(self, run: DetachedRun) -> None:
         """Drop a finished run whose answer has been given and that kept nothing to page."""
         self._runs.pop(run.run_id, None)
 
-    async def cancel(self, run: DetachedRun) -> None:
+    async def cancel(self, run: DetachedRun | RemoteRun) -> None:
         """Stop the run and wait until it has ended, with every process it started.
 
         A detached run stays known, as cancelled, for the TTL: whichever connection of its owner
-        asks next is told it was cancelled, not that it is unknown.
+        asks next is told it was cancelled, not that it is unknown. Another instance's run is
+        cancelled by its instance, which this one asks through the store.
         """
+        if not isinstance(run, DetachedRun):
+            await run.cancel(STOP_WITHIN + 1.0)
+            return
         run.scope.cancel()
         with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_WITHIN):
             await run.ended.wait()
@@ -208,8 +275,49 @@ class DetachedRuns:
             self._runs.pop(run.run_id, None)
             _log.info("run_result_dropped", why="expired", ttl=self.ttl)
 
-    def _trim(self) -> None:
+    def _trim(self) -> list[DetachedRun]:
         kept = sorted((r for r in self._runs.values() if r.finished_at is not None), key=lambda r: r.finished_at or 0)
-        for run in kept[: max(0, len(kept) - self._max_kept)]:
+        dropped = kept[: max(0, len(kept) - self._max_kept)]
+        for run in dropped:
             self._runs.pop(run.run_id, None)
             _log.info("run_result_dropped", why="too many kept", max_kept=self._max_kept)
+        return dropped
+
+    def _cancel_soon(self, run_id: str) -> None:
+        """A cancel sent by another instance, for a run of this one."""
+        run = self._runs.get(run_id)
+        if run is not None and self._group is not None:
+            self._group.start_soon(self.cancel, run)
+
+    async def _publish_progress(self) -> None:
+        while True:
+            await anyio.sleep(PUBLISH_EVERY)
+            for run in [r for r in self._runs.values() if r.detached and not r.ended.is_set()]:
+                await self._publish(run)
+
+    async def _publish(self, run: DetachedRun) -> None:
+        """Put the run's state in the shared store; when it cannot be reached, the run goes on here."""
+        from pytest_mcp.adapters.mcp.shared_runs import stored
+
+        assert self.store is not None
+        record, kept = stored(run, self.instance)
+        try:
+            await self.store.put(record, self.ttl, kept)
+        except RunStoreUnavailable as exc:
+            if not self._unpublished:
+                _log.warning(
+                    "runs_not_published", error=str(exc), why="the run goes on here; other instances cannot see it"
+                )
+            self._unpublished = True
+        else:
+            if self._unpublished:
+                _log.info("runs_published_again")
+            self._attached = False
+        self._unpublished = False
+
+    async def _unpublish(self, run: DetachedRun) -> None:
+        assert self.store is not None
+        try:
+            await self.store.drop(run.run_id)
+        except RunStoreUnavailable as exc:
+            _log.warning("run_not_unpublished", error=str(exc))

@@ -411,7 +411,9 @@ class StdioTransport:
                 finally:
                     written.set()
 
-            async with anyio.create_task_group() as group:
+            # The run store is attached (or the server refuses to start) before stdin is read: a
+            # reader blocked on stdin could not be cancelled for the refusal.
+            async with tool_server.attached(), anyio.create_task_group() as group:
                 group.start_soon(signals.watch, serving.cancel)
                 group.start_soon(write)
                 group.start_soon(read)

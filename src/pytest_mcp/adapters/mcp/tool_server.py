@@ -9,7 +9,7 @@ import math
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -134,6 +134,10 @@ class McpToolServer:
         async with self._runs.serving():
             yield
 
+    def attached(self) -> AbstractAsyncContextManager[None]:
+        """The run store attached (ADR 0014), before a transport reads anything: or RunStoreUnavailable."""
+        return self._runs.attached()
+
     def end_session(self, owner: Owner) -> None:
         """A transport's session ended (closed, deleted, expired): stop the runs it started."""
         self._runs.end_owner(owner)
@@ -215,10 +219,10 @@ class McpToolServer:
             if watch.kept is None:
                 self._runs.forget(run)
             else:  # its answer carries the run id: its reports can be paged through for the TTL
-                self._runs.detach(run)
+                await self._runs.detach(run)
             return run.outcome()
         await watch.listen(None)  # this call is answered; its progress token is done with
-        self._runs.detach(run)
+        await self._runs.detach(run)
         _audit.info("run_detached", run_id_digest=_digest({"run_id": run.run_id}), done=watch.done, total=watch.total)
         return run.answer_running("running")
 

@@ -128,7 +128,7 @@ class GetTestRunTool(Tool):
         return RunResult
 
     async def handle(self, request: GetTestRunRequest, call: ToolCall) -> CallToolResult:
-        run = self._runs.find(request.run_id, call.owner)
+        run = await self._runs.find(request.run_id, call.owner)
         if run is None:
             raise InvalidArguments(request.tool, [FieldError("run_id", self._unknown_run())])
         if request.cancel or run.cancelled:  # cancelled now, or earlier through any connection of its owner
@@ -157,7 +157,7 @@ class GetTestRunTool(Tool):
             "unknown or expired run id; a run belongs to the session that started it, and its result is kept "
             f"{self._runs.ttl:g}s after it finished"
         )
-        if self._runs.stateless:
+        if self._runs.stateless and not self._runs.shared:
             reason += (
                 "; this server is --stateless, so the run may be on another instance: get_test_run must reach "
                 "the instance that answered 'running'"
