@@ -159,10 +159,53 @@ class ReportedTest(_Value):
         "test is flaky: it is listed although it passed.",
     )
     first_failure: str | None = Field(None, description="With reruns: the message of its first failed attempt.")
+    exception: str | None = Field(None, description="A failure's exception type, e.g. `ValueError`, when known.")
+    crash: str | None = Field(
+        None,
+        description="A failure's crash site: file:line of the deepest frame in the project's own code (not "
+        "site-packages or the standard library), which is not always the test's line.",
+    )
 
     @property
     def is_failure(self) -> bool:
         return self.outcome in ("failed", "error")
+
+
+class FailureGroup(_Value):
+    """Non-passing reports that fail the same way: the same root-cause signature (ADR 0014)."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset(
+        {"id", "count", "outcome", "phase", "exception", "message", "crash", "title", "members", "compressed"}
+    )
+
+    id: str = Field(description="The group's id: the same signature always has the same id; get_test_run takes it.")
+    count: int = Field(description="How many reports share the signature.")
+    outcome: Outcome
+    phase: Phase
+    exception: str | None = Field(description="The exception's type name; null when the report gives none.")
+    message: str = Field(
+        description="The first line of the message as the signature reads it: numbers, quoted literals, "
+        "addresses, temporary paths and parameter ids masked (<n>, <str>, <addr>, <tmp>, <param>)."
+    )
+    crash: str | None = Field(
+        description="file:line of the deepest frame in the project's code (else the test's own location)."
+    )
+    title: str = Field(description="The signature in words, e.g. `180 tests fail the same way: ValueError in ...`.")
+    representative: ReportedTest = Field(description="The first member's full report: the group's evidence.")
+    members: tuple[str, ...] = Field(
+        description="The members' node ids, in run order, compressed where a pattern allows (see `compressed`)."
+    )
+    compressed: str = Field(description="How `members` was compressed; empty when it lists every node id as is.")
+
+
+class SkipReason(_Value):
+    """Skipped or xfailed reports that give the same reason."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"outcome", "reason", "count"})
+
+    outcome: Literal["skipped", "xfailed"]
+    reason: str = Field(description="The reason as pytest gives it, e.g. `Skipped: needs network`.")
+    count: int
 
 
 class CollectionError(_Value):
@@ -214,7 +257,9 @@ class RunResult(_Value):
     answer.
     """
 
-    always_present: ClassVar[frozenset[str]] = frozenset({"exit_code", "summary", "tests", "collection_errors"})
+    always_present: ClassVar[frozenset[str]] = frozenset(
+        {"exit_code", "summary", "groups", "reasons", "tests", "collection_errors"}
+    )
 
     status: Literal["finished", "running", "cancelled"] = Field(
         "finished",
@@ -232,8 +277,18 @@ class RunResult(_Value):
     summary: Summary = Field(
         description="pytest's counts; while running, the counts of the tests finished so far, from their reports."
     )
+    groups: tuple[FailureGroup, ...] = Field(
+        (),
+        description="Failures, errors and xpasses grouped by root-cause signature, largest group first, each with "
+        "one full report; empty with detail='summary'.",
+    )
+    reasons: tuple[SkipReason, ...] = Field(
+        (), description="Skips and xfails grouped by reason, largest first; empty with detail='summary'."
+    )
     tests: tuple[ReportedTest, ...] = Field(
-        (), description="Non-passing reports by default; every report with detail='all'; none with 'summary'."
+        (),
+        description="Every report with detail='all'; by default only what `groups` and `reasons` do not cover (a "
+        "test that passed on a rerun); none with 'summary'.",
     )
     collection_errors: tuple[CollectionError, ...] = ()
     command: tuple[str, ...] = Field(
@@ -244,6 +299,11 @@ class RunResult(_Value):
     )
     omitted_tests: int = Field(
         0, description="Test reports left out of `tests` to keep the response within its size budget."
+    )
+    omitted_groups: int = Field(
+        0,
+        description="The smallest groups left out of `groups` to keep the response within its size budget; "
+        "get_test_run with run_id reaches them.",
     )
     coverage: CoverageReport | None = Field(None, description="With coverage=true: totals and the worst files.")
 

@@ -8,7 +8,14 @@ from collections.abc import Callable
 import pydantic_core
 from mcp_types import CallToolResult, TextContent
 
-from pytest_mcp.domain.models import CollectedTest, CoverageReport, DiscoveryResult, ReportedTest, RunResult
+from pytest_mcp.domain.models import (
+    CollectedTest,
+    CoverageReport,
+    DiscoveryResult,
+    FailureGroup,
+    ReportedTest,
+    RunResult,
+)
 from pytest_mcp.ports.presenter import ResultPresenter
 
 _TRACEBACK_LINES = 14
@@ -77,21 +84,62 @@ def _render_failure(test: ReportedTest) -> list[str]:
     return lines
 
 
+def _render_group(group: FailureGroup) -> list[str]:
+    """The title, the members (when more than one), and the first member's evidence, indented."""
+    lines = [f"[{group.id}] {group.title}"]
+    if group.count > 1:
+        lines.append(f"  members: {', '.join(group.members)}")
+    representative = group.representative
+    if representative.is_failure:
+        lines += [f"  {line}" for line in _render_failure(representative)]
+    else:
+        lines.append(f"  {representative.outcome.upper()} {representative.node_id}: {representative.message or ''}")
+    return lines
+
+
+def _render_reasons(result: RunResult) -> list[str]:
+    lines = []
+    for outcome in ("skipped", "xfailed"):
+        reasons = [reason for reason in result.reasons if reason.outcome == outcome]
+        if reasons:
+            count = sum(reason.count for reason in reasons)
+            lines.append(f"{count} {outcome} ({len(reasons)} reason{'' if len(reasons) == 1 else 's'}):")
+            lines += [f"  {reason.count} {_short(reason.reason or '(no reason given)')}" for reason in reasons]
+    return lines
+
+
 def render_run(result: RunResult) -> str:
-    """A compact reading of the run for a model: the summary, then each failure with its evidence."""
+    """A compact reading of the run for a model: the summary, then each failure group, largest
+    first, with one report's evidence; skips and xfails by reason; then what else is listed."""
     lines = [_headline(result)]
-    failures = [test for test in result.tests if test.is_failure]
-    for test in failures:
+    for group in result.groups:
         lines.append("")
-        lines += _render_failure(test)
+        lines += _render_group(group)
+    notes = dict.fromkeys(group.compressed for group in result.groups if group.compressed)
+    if notes:
+        lines.append(f"(members: {'; '.join(notes)})")
+    if result.omitted_groups:
+        fetch = (
+            f'get_test_run with {{"run_id": "{result.run_id}"}} and a group reaches them'
+            if result.run_id
+            else "run fewer tests to see them"
+        )
+        lines.append(
+            f"[... {result.omitted_groups} smaller groups left out to keep this answer within its size "
+            f"budget; {fetch} ...]"
+        )
+    reasons = _render_reasons(result)
+    if reasons:
+        lines.append("")
+        lines += reasons
     flaky = [test for test in result.tests if test.outcome == "passed" and test.reruns]
     if flaky:
         lines.append("")
         lines += [_render_flaky(test) for test in flaky]
-    others = [test for test in result.tests if test.outcome in ("xpassed", "skipped", "xfailed")]
-    if others:
+    listed = [test for test in result.tests if test.outcome != "passed"]
+    if listed:  # detail='all': every report is in structured content; the text names the others
         lines.append("")
-        lines += [f"{test.outcome.upper()} {test.node_id}: {test.message or ''}".rstrip(": ") for test in others]
+        lines += [f"{test.outcome.upper()} {test.node_id}" for test in listed]
     for error in result.collection_errors:
         lines.append(f"COLLECTION ERROR {error.node_id}: {error.message}")
     if result.omitted_tests:
@@ -203,6 +251,8 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         )
 
     def _within_budget(self, result: RunResult) -> RunResult:
+        """Listed reports go first (passes, then skips and xfails, then failures from the end), then
+        the smallest groups: a group is the answer's unit, a listed report only its detail."""
         if _size(result) <= self._budget:
             return result
         priority = sorted(range(len(result.tests)), key=lambda i: (_KEEP_FIRST[result.tests[i].outcome], i))
@@ -216,7 +266,16 @@ class McpPresenter(ResultPresenter[CallToolResult]):
                 }
             )
 
-        return keeping(_largest_count(len(result.tests), lambda count: _size(keeping(count)) <= self._budget))
+        result = keeping(_largest_count(len(result.tests), lambda count: _size(keeping(count)) <= self._budget))
+        if _size(result) <= self._budget:
+            return result
+        groups = result.groups
+
+        def keeping_groups(count: int) -> RunResult:
+            omitted = result.omitted_groups + len(groups) - count
+            return result.model_copy(update={"groups": groups[:count], "omitted_groups": omitted})
+
+        return keeping_groups(_largest_count(len(groups), lambda count: _size(keeping_groups(count)) <= self._budget))
 
     def present_discovery(self, result: DiscoveryResult) -> CallToolResult:
         result = self._discovery_within_budget(result)
