@@ -47,16 +47,27 @@ class Signature:
         return "g" + hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
+def traceback_exception(traceback: str | None) -> str | None:
+    """The exception type a pytest-layout traceback ends with (`path:line: TypeName`), if it does."""
+    located = _FILE_LOCATION.findall(traceback or "")
+    last = located[-1][2].strip() if located else ""
+    return last if last.isidentifier() else None
+
+
+def traceback_crash(traceback: str | None) -> str | None:
+    """`path:line` of the deepest project frame a pytest-layout traceback names, if any."""
+    for path, line, _what in reversed(_FILE_LOCATION.findall(traceback or "")):
+        if not _outside_project(path):
+            return f"{path}:{line}"
+    return None
+
+
 def exception_of(test: ReportedTest, message: str | None = None) -> str | None:
-    """The exception type: the reporter's, else the last entry of a pytest-layout traceback, else the
-    message's (`message`, else the report's)."""
-    if test.exception:
-        return test.exception
-    if test.traceback:
-        located = _FILE_LOCATION.findall(test.traceback)
-        last = located[-1][2].strip() if located else ""
-        if last.isidentifier():
-            return last
+    """The exception type: the reporter's, else the traceback's last entry, else the message's
+    (`message`, else the report's)."""
+    found = test.exception or traceback_exception(test.traceback)
+    if found:
+        return found
     first = (message or test.message or "").lstrip()
     if first.startswith("assert "):
         return "AssertionError"
@@ -65,15 +76,9 @@ def exception_of(test: ReportedTest, message: str | None = None) -> str | None:
 
 
 def crash_of(test: ReportedTest) -> str | None:
-    """The deepest project frame: the reporter's, else the last project `path:line` of the traceback, else
-    the test's own location (so that two tests whose crash site is unknown never meet by accident)."""
-    if test.crash:
-        return test.crash
-    if test.traceback:
-        for path, line, _what in reversed(_FILE_LOCATION.findall(test.traceback)):
-            if not _outside_project(path):
-                return f"{path}:{line}"
-    return test.location
+    """The deepest project frame: the reporter's, else the traceback's, else the test's own location (so
+    that two tests whose crash site is unknown never meet by accident)."""
+    return test.crash or traceback_crash(test.traceback) or test.location
 
 
 def _outside_project(path: str) -> bool:
