@@ -13,6 +13,7 @@ from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns
 from pytest_mcp.adapters.mcp.stdio_transport import StdioTransport
 from pytest_mcp.adapters.mcp.tool_errors import ErrorResults, JsonRpcErrors
 from pytest_mcp.adapters.mcp.tool_server import McpToolServer
+from pytest_mcp.adapters.mcp.tools import CheckEnvironmentTool, DiscoverTestsTool, ExecuteTestsTool, GetTestRunTool
 from pytest_mcp.adapters.structlog_logging import configure_logging
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
@@ -240,23 +241,21 @@ class Container(containers.DeclarativeContainer):
         _check_environment, probe=environment_probe, presenter=environment_presenter, policy=policy
     )
 
-    # The tool server gets the use cases' providers, and builds each one when a call first needs it.
+    # Each tool's handler gets its use case's provider, and builds the use case when a call first needs it.
+    tool_errors = providers.Selector(
+        config.error_mode, result=providers.Singleton(ErrorResults), jsonrpc=providers.Singleton(JsonRpcErrors)
+    )
+    detached_runs = providers.Singleton(
+        _detached_runs, ttl=config.run_ttl, max_concurrent_runs=config.max_concurrent_runs, stateless=config.stateless
+    )
+    tools = providers.List(
+        providers.Singleton(ExecuteTestsTool, use_case=execute_tests.provider),
+        providers.Singleton(GetTestRunTool, runs=detached_runs, policy=policy, errors=tool_errors),
+        providers.Singleton(DiscoverTestsTool, use_case=discover_tests.provider),
+        providers.Singleton(CheckEnvironmentTool, use_case=check_environment.provider),
+    )
     tool_server = providers.Singleton(
-        McpToolServer,
-        execute_tests=execute_tests.provider,
-        discover_tests=discover_tests.provider,
-        check_environment=check_environment.provider,
-        policy=policy,
-        errors=providers.Selector(
-            config.error_mode, result=providers.Singleton(ErrorResults), jsonrpc=providers.Singleton(JsonRpcErrors)
-        ),
-        runs=providers.Singleton(
-            _detached_runs,
-            ttl=config.run_ttl,
-            max_concurrent_runs=config.max_concurrent_runs,
-            stateless=config.stateless,
-        ),
-        version=__version__,
+        McpToolServer, tools=tools, policy=policy, errors=tool_errors, runs=detached_runs, version=__version__
     )
     http_limits = providers.Singleton(
         _http_limits,

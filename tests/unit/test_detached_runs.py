@@ -27,6 +27,10 @@ def answer(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
+def running(request: object, watch: RunWatch, run_id: str, status: str = "running") -> CallToolResult:
+    return answer(status)
+
+
 async def start(runs: DetachedRuns, owner: str, gate: anyio.Event, text: str = "done") -> DetachedRun:
     request = ExecuteTestsRequest.parse({}, RequestPolicy(root=Path("/")))
 
@@ -34,7 +38,7 @@ async def start(runs: DetachedRuns, owner: str, gate: anyio.Event, text: str = "
         await gate.wait()
         return answer(text)
 
-    run = runs.start(owner, RunWatch(), request, work)
+    run = runs.start(owner, RunWatch(), request, work, running)
     assert not await runs.wait(run, 0.01)
     runs.detach(run)
     return run

@@ -5,7 +5,7 @@ import json
 from mcp_types import CallToolResult
 
 from pytest_mcp.adapters.mcp.presenter import McpPresenter
-from pytest_mcp.adapters.mcp.tool_server import shipped_schemas
+from pytest_mcp.adapters.mcp.schemas import shipped_schemas
 from pytest_mcp.domain.groups import failure_groups, skip_reasons
 from pytest_mcp.domain.models import CollectedTest, DiscoveryResult, ReportedTest, RunResult, Summary
 

@@ -10,8 +10,8 @@ import anyio.abc
 import pytest
 
 from pytest_mcp.adapters.mcp.http_limits import Message, Receive, Scope, Send
+from pytest_mcp.adapters.mcp.sessions import CLIENT, ClientPresence
 from pytest_mcp.adapters.mcp.stateless_cancel import CANCELLED_BY_CLIENT, INSPECTED_BYTES, StatelessCancellation
-from pytest_mcp.adapters.mcp.tool_server import CLIENT, ClientPresence
 
 pytestmark = pytest.mark.anyio
 

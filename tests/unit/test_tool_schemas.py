@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 from pydantic import BaseModel
 
-from pytest_mcp.adapters.mcp.tool_server import TOOL_REQUESTS, generated_schemas, shipped_schemas
+from pytest_mcp.adapters.mcp.schemas import TOOL_REQUESTS, generated_schemas, shipped_schemas
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 

@@ -1,4 +1,4 @@
-"""Runs that go on after the execute_tests call that started them answered "running" (ADR 0012).
+"""Runs that go on after the tool call that started them answered "running" (ADR 0012).
 
 A call waits for its run up to `--detach-after` seconds. A run still going then is *detached*:
 it keeps its run slot and goes on in this registry's task group, and the call answers with
@@ -21,24 +21,28 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 import anyio.abc
 from mcp_types import CallToolResult
 
+from pytest_mcp.adapters.mcp.sessions import Owner
 from pytest_mcp.adapters.structlog_logging import routed_logger
 
 if TYPE_CHECKING:
     from pytest_mcp.domain.progress import RunWatch
-    from pytest_mcp.domain.requests import ExecuteTestsRequest
 
 _log = routed_logger("pytest_mcp.runs")
 
-Owner = str
-"""Who a run belongs to: `stdio`, `session:<Mcp-Session-Id or SSE session>`, or for requests
-without a session (--stateless, the sessionless 2026 protocol) `client:<digest of the
-credentials>`; see tool_server._owner."""
+Status = Literal["running", "cancelled"]
+
+
+class RunningAnswer(Protocol):
+    """How the tool that started a run answers for it while it goes on, or once it was stopped."""
+
+    def __call__(self, request: Any, watch: RunWatch, run_id: str, status: Status = "running") -> CallToolResult: ...
+
 
 STOP_WITHIN = 2.0
 """Seconds a cancelled run is given to end (its runner kills the process group well before)."""
@@ -49,7 +53,8 @@ class DetachedRun:
     run_id: str
     owner: Owner
     watch: RunWatch
-    request: ExecuteTestsRequest
+    request: Any
+    running: RunningAnswer
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     ended: anyio.Event = field(default_factory=anyio.Event)
     answer: CallToolResult | None = None
@@ -61,6 +66,10 @@ class DetachedRun:
     def cancelled(self) -> bool:
         """Ended without an answer or an error of its own: it was stopped."""
         return self.ended.is_set() and self.answer is None and self.error is None
+
+    def answer_running(self, status: Status) -> CallToolResult:
+        """The tool's answer for this run while it goes on, or once it was stopped."""
+        return self.running(self.request, self.watch, self.run_id, status)
 
     def outcome(self) -> CallToolResult:
         """The call's answer, or the error it raised (a JSON-RPC error), raised again."""
@@ -102,12 +111,18 @@ class DetachedRuns:
         return self._group is not None
 
     def start(
-        self, owner: Owner, watch: RunWatch, request: ExecuteTestsRequest, work: Callable[[], Awaitable[CallToolResult]]
+        self,
+        owner: Owner,
+        watch: RunWatch,
+        request: Any,
+        work: Callable[[], Awaitable[CallToolResult]],
+        running: RunningAnswer,
     ) -> DetachedRun:
+        """Start `work` (a tool call with its parsed `request`); `running` answers for it while it goes on."""
         if self._group is None:
             raise RuntimeError("DetachedRuns.start needs serving()")
         self._expire()
-        run = DetachedRun(run_id=secrets.token_urlsafe(24), owner=owner, watch=watch, request=request)
+        run = DetachedRun(run_id=secrets.token_urlsafe(24), owner=owner, watch=watch, request=request, running=running)
         self._runs[run.run_id] = run
 
         async def body() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from pytest_mcp.adapters.mcp.tool_server import CLIENT, ClientPresence
+from pytest_mcp.adapters.mcp.sessions import CLIENT, ClientPresence
 from pytest_mcp.adapters.structlog_logging import routed_logger
 
 _log = routed_logger("pytest_mcp.transport")

@@ -24,7 +24,7 @@ from collections import defaultdict
 from typing import Any
 
 from pytest_mcp.adapters.mcp.http_limits import ASGIApp, Message, Receive, Scope, Send
-from pytest_mcp.adapters.mcp.tool_server import CLIENT, ClientPresence
+from pytest_mcp.adapters.mcp.sessions import CLIENT, ClientPresence
 from pytest_mcp.adapters.structlog_logging import routed_logger
 
 _log = routed_logger("pytest_mcp.transport")

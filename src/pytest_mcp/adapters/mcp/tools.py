@@ -1,0 +1,206 @@
+"""One handler per tool: its name, its description, its request and answer models, and what answers it.
+
+A tool's arguments reach its handler parsed, once, by the tool server. A tool whose calls may
+outlast a client's patience is `Detachable`: the tool server runs it as a detached run (ADR 0012)
+and asks the handler for a 'running' answer; nothing else in the server knows the tool by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+
+import anyio
+from mcp_types import CallToolResult
+from pydantic import BaseModel
+
+from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns
+from pytest_mcp.adapters.mcp.sessions import Owner
+from pytest_mcp.adapters.mcp.tool_errors import ToolError, ToolErrors
+from pytest_mcp.domain.errors import FieldError, InvalidArguments
+from pytest_mcp.domain.requests import (
+    CheckEnvironmentRequest,
+    DiscoverTestsRequest,
+    ExecuteTestsRequest,
+    GetTestRunRequest,
+    RequestPolicy,
+)
+from pytest_mcp.ports.progress import ProgressSink
+
+if TYPE_CHECKING:
+    from pytest_mcp.domain.check_environment import CheckEnvironment
+    from pytest_mcp.domain.discover_tests import DiscoverTests
+    from pytest_mcp.domain.execute_tests import ExecuteTests
+    from pytest_mcp.domain.progress import RunWatch
+
+ToolRequest = ExecuteTestsRequest | GetTestRunRequest | DiscoverTestsRequest | CheckEnvironmentRequest
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """What a handler may know of its call besides the request: whose it is, and where progress goes.
+
+    A detached run's handler gets no `progress` but a `watch`, which follows the run for its
+    'running' answers and passes progress on to whichever call is waiting for it.
+    """
+
+    owner: Owner = "stdio"
+    progress: ProgressSink | None = None
+    watch: RunWatch | None = None
+
+
+class Tool(Protocol):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    request_type: ClassVar[type[ToolRequest]]
+
+    @staticmethod
+    def answer_type() -> type[BaseModel]:
+        """The model of a successful answer's structured content (imported lazily: not needed to serve)."""
+        ...
+
+    async def handle(self, request: Any, call: ToolCall) -> CallToolResult: ...
+
+
+@runtime_checkable
+class Detachable(Tool, Protocol):
+    """A tool whose run may go on after its call answered 'running' (ADR 0012)."""
+
+    def running(
+        self, request: Any, watch: RunWatch, run_id: str, status: Literal["running", "cancelled"] = "running"
+    ) -> CallToolResult:
+        """The answer for a run still going (or stopped): how far it has got."""
+        ...
+
+
+class ExecuteTestsTool(Detachable):
+    name: ClassVar[str] = "execute_tests"
+    description: ClassVar[str] = (
+        "Run pytest on the project and return exact counts plus every non-passing test with "
+        "its location, message and trimmed traceback. Test failures are results, not errors."
+    )
+    request_type: ClassVar[type[ToolRequest]] = ExecuteTestsRequest
+
+    def __init__(self, use_case: Callable[[], ExecuteTests[CallToolResult]]) -> None:
+        self._use_case = use_case
+
+    @staticmethod
+    def answer_type() -> type[BaseModel]:
+        from pytest_mcp.domain.models import RunResult
+
+        return RunResult
+
+    async def handle(self, request: ExecuteTestsRequest, call: ToolCall) -> CallToolResult:
+        return await self._use_case().execute(request, call.progress, call.watch)
+
+    def running(
+        self,
+        request: ExecuteTestsRequest,
+        watch: RunWatch,
+        run_id: str,
+        status: Literal["running", "cancelled"] = "running",
+    ) -> CallToolResult:
+        return self._use_case().running(request, watch, run_id, status=status)
+
+
+class GetTestRunTool(Tool):
+    """Answered from the runs this server holds, not by a use case."""
+
+    name: ClassVar[str] = "get_test_run"
+    description: ClassVar[str] = (
+        "The result of a run that execute_tests answered with status 'running': waits for it up to "
+        "`wait` seconds, then gives the final answer (as execute_tests would have) or another "
+        "'running' answer with the failures so far. cancel=true stops the run and its processes."
+    )
+    request_type: ClassVar[type[ToolRequest]] = GetTestRunRequest
+
+    def __init__(self, runs: DetachedRuns, policy: RequestPolicy, errors: ToolErrors) -> None:
+        self._runs = runs
+        self._policy = policy
+        self._errors = errors
+
+    @staticmethod
+    def answer_type() -> type[BaseModel]:
+        from pytest_mcp.domain.models import RunResult
+
+        return RunResult
+
+    async def handle(self, request: GetTestRunRequest, call: ToolCall) -> CallToolResult:
+        run = self._runs.find(request.run_id, call.owner)
+        if run is None:
+            raise InvalidArguments(request.tool, [FieldError("run_id", self._unknown_run())])
+        if request.cancel:
+            await self._runs.cancel(run)
+            return run.answer_running("cancelled")
+        await run.watch.listen(call.progress)  # this call's progress token follows the run while it waits
+        try:
+            ended = await self._runs.wait(run, request.wait_seconds(self._policy))
+        finally:
+            with anyio.CancelScope(shield=True):
+                await run.watch.listen(None)
+        if not ended:
+            return run.answer_running("running")
+        if run.cancelled:
+            return self._errors.answer(ToolError.stopped("the server stopped the run"))
+        return run.outcome()
+
+    def _unknown_run(self) -> str:
+        reason = (
+            "unknown or expired run id; a run belongs to the session that started it, and its result is kept "
+            f"{self._runs.ttl:g}s after it finished"
+        )
+        if self._runs.stateless:
+            reason += (
+                "; this server is --stateless, so the run may be on another instance: get_test_run must reach "
+                "the instance that answered 'running'"
+            )
+        return reason
+
+
+class DiscoverTestsTool(Tool):
+    name: ClassVar[str] = "discover_tests"
+    description: ClassVar[str] = (
+        "Collect tests without running them: node ids with their file, line and markers, the total, "
+        "and collection errors. A large collection lists the first tests that fit the answer's size "
+        "budget and counts the rest in omitted_tests; narrow it with path, keywords or markers."
+    )
+    request_type: ClassVar[type[ToolRequest]] = DiscoverTestsRequest
+
+    def __init__(self, use_case: Callable[[], DiscoverTests[CallToolResult]]) -> None:
+        self._use_case = use_case
+
+    @staticmethod
+    def answer_type() -> type[BaseModel]:
+        from pytest_mcp.domain.models import DiscoveryResult
+
+        return DiscoveryResult
+
+    async def handle(self, request: DiscoverTestsRequest, call: ToolCall) -> CallToolResult:
+        return await self._use_case().execute(request)
+
+
+class CheckEnvironmentTool(Tool):
+    name: ClassVar[str] = "check_environment"
+    description: ClassVar[str] = (
+        "Preflight, runs no tests: the interpreter pytest runs with and the rule that chose it, its "
+        "pytest and plugins, and the rootdir, configfile and testpaths pytest sees. When something "
+        "is missing, `problems` says what to install where; nothing is ever installed."
+    )
+    request_type: ClassVar[type[ToolRequest]] = CheckEnvironmentRequest
+
+    def __init__(self, use_case: Callable[[], CheckEnvironment[CallToolResult]]) -> None:
+        self._use_case = use_case
+
+    @staticmethod
+    def answer_type() -> type[BaseModel]:
+        from pytest_mcp.domain.models import EnvironmentResult
+
+        return EnvironmentResult
+
+    async def handle(self, request: CheckEnvironmentRequest, call: ToolCall) -> CallToolResult:
+        return await self._use_case().execute(request)
+
+
+TOOLS: tuple[type[Tool], ...] = (ExecuteTestsTool, GetTestRunTool, DiscoverTestsTool, CheckEnvironmentTool)
+"""Every tool, in the order tools/list gives them."""
