@@ -101,7 +101,7 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
         representative = group["representative"]
         assert representative == reports[(representative["node_id"], representative["phase"])]
     text = result["_text"]
-    assert "] 1 test fails: ValueError at tests/test_outcomes.py:" in text
+    assert f"[{result['groups'][-1]['id']}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55)\n" in text
     assert "2 skipped (2 reasons):\n  1 Skipped: not on this platform\n  1 Skipped: no network" in text
 
 

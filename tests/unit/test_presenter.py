@@ -55,9 +55,9 @@ def test_the_text_block_is_a_compact_reading_not_a_copy_of_the_json() -> None:
     text = result.content[0].text  # type: ignore[union-attr]
 
     assert text.splitlines()[0] == "1 failed, 2 passed, 1 skipped, 3 deselected, 1 error in 0.50s (exit code 1)"
-    assert "] 1 test fails: AssertionError at tests/test_a.py:9\n  FAILED tests/test_a.py::test_eq (tests/test_a.py:7)" in text
-    assert "] 1 test errors in teardown: boom\n" in text
-    assert "  ERROR tests/test_a.py::test_td [teardown]" in text
+    # A group of one is its test's report under the group's id.
+    assert "] FAILED tests/test_a.py::test_eq (tests/test_a.py:7)\n" in text
+    assert "] ERROR tests/test_a.py::test_td [teardown]\n" in text
     assert "1 skipped (1 reason):\n  1 Skipped: x" in text
     assert "E   assert 1 == 2" in text
     assert "frame 0\n" not in text  # the traceback is trimmed to its last lines
@@ -167,10 +167,7 @@ def _failure_text(traceback: str) -> list[str]:
         command=("python", "-m", "pytest"),
     )
     text = McpPresenter().present_run(grouped(result, listed=False)).content[0].text  # type: ignore[union-attr]
-    # The representative's report is indented under its group's title.
-    return [
-        line.removeprefix("  ") for line in text.split("FAILED tests/test_shop.py::test_total\n", 1)[1].splitlines()
-    ]
+    return text.split("FAILED tests/test_shop.py::test_total\n", 1)[1].splitlines()
 
 
 def test_a_failure_in_the_text_block_shows_its_evidence_not_its_whole_traceback() -> None:

@@ -182,11 +182,20 @@ def _listed(
         return (), (), ()
     if not request.show_capture:
         reports = tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in reports)
+    groups = failure_groups(reports)
+    # A report's exception and crash site are its group's signature, said once, by the group.
+    groups = tuple(group.model_copy(update={"representative": _bare(group.representative)}) for group in groups)
     if request.detail == "failures":
         tests = tuple(test for test in reports if test.outcome == "passed" and test.reruns)  # flaky passes
     else:
-        tests = reports
-    return tests, failure_groups(reports), skip_reasons(reports)
+        tests = tuple(map(_bare, reports))
+    return tests, groups, skip_reasons(reports)
+
+
+def _bare(test: ReportedTest) -> ReportedTest:
+    if test.exception is None and test.crash is None:
+        return test
+    return test.model_copy(update={"exception": None, "crash": None})
 
 
 # The title of pytest's last section: one line per failure and error, then the summary line.

@@ -159,6 +159,7 @@ class ReportedTest(_Value):
         "test is flaky: it is listed although it passed.",
     )
     first_failure: str | None = Field(None, description="With reruns: the message of its first failed attempt.")
+    # What a failure's group is made of; an answer says it once, in the group, and leaves it out here.
     exception: str | None = Field(None, description="A failure's exception type, e.g. `ValueError`, when known.")
     crash: str | None = Field(
         None,

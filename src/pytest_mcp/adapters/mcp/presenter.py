@@ -85,16 +85,17 @@ def _render_failure(test: ReportedTest) -> list[str]:
 
 
 def _render_group(group: FailureGroup) -> list[str]:
-    """The title, the members (when more than one), and the first member's evidence, indented."""
-    lines = [f"[{group.id}] {group.title}"]
-    if group.count > 1:
-        lines.append(f"  members: {', '.join(group.members)}")
+    """The title and the members, then the first member's evidence, indented. A group of one is its
+    test's report under the group's id: its title would only repeat the report."""
     representative = group.representative
     if representative.is_failure:
-        lines += [f"  {line}" for line in _render_failure(representative)]
+        report = _render_failure(representative)
     else:
-        lines.append(f"  {representative.outcome.upper()} {representative.node_id}: {representative.message or ''}")
-    return lines
+        report = [f"{representative.outcome.upper()} {representative.node_id}: {representative.message or ''}"]
+    if group.count == 1:
+        return [f"[{group.id}] {report[0]}", *report[1:]]
+    lines = [f"[{group.id}] {group.title}", f"  members: {', '.join(group.members)}"]
+    return lines + [f"  {line}" for line in report]
 
 
 def _render_reasons(result: RunResult) -> list[str]:
