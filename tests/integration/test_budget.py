@@ -233,11 +233,11 @@ async def test_forty_different_assertions_are_forty_groups_or_the_budgets_worth_
 
     groups = structured["groups"]
     assert size <= 32_000
-    assert len(groups) + structured["omitted_groups"] == 40
+    assert len(groups) + structured.get("omitted_groups", 0) == 40
     assert len(groups) >= 20
     assert all(group["count"] == 1 for group in groups)
     assert len({group["representative"]["node_id"] for group in groups}) == len(groups)
-    if structured["omitted_groups"]:
+    if structured.get("omitted_groups", 0):
         assert f"{structured['omitted_groups']} smaller groups left out" in text
 
 
