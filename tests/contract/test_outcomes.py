@@ -99,7 +99,8 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
     reports = {(t["node_id"], t["phase"]): t for t in everything["tests"]}
     for group in result["groups"]:
         representative = group["representative"]
-        assert representative == reports[(representative["node_id"], representative["phase"])]
+        listed = reports[(representative["node_id"], representative["phase"])]
+        assert without_duration(representative) == without_duration(listed)
     text = result["_text"]
     assert f"[{result['groups'][-1]['id']}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55)\n" in text
     assert "2 skipped (2 reasons):\n  1 Skipped: not on this platform\n  1 Skipped: no network" in text
@@ -279,6 +280,18 @@ async def test_discovery_lists_every_test_with_its_file_line_and_markers(side: S
     ]
     assert all(t["file"] == t["node_id"].split("::")[0] for t in result["tests"])
     assert result["command"][1:] == ["-m", "pytest", "--color=no", "--collect-only", "-q", "--"]
+
+
+async def test_discovery_counts_the_collected_tests_by_file_in_collection_order(side: Side) -> None:
+    result = await side.result("discover_tests", {})
+    narrowed = await side.result("discover_tests", {"keywords": "database or nested"})
+
+    assert result["modules"] == [
+        {"file": "tests/sub/test_nested.py", "tests": 1},
+        {"file": OUTCOMES, "tests": 9},
+        {"file": SELECTION, "tests": 7},
+    ]
+    assert narrowed["modules"] == [{"file": "tests/sub/test_nested.py", "tests": 1}, {"file": SELECTION, "tests": 2}]
 
 
 PROGRESS = f"{'.......':<73}[100%]"

@@ -184,6 +184,36 @@ async def test_discovery_of_a_large_suite_stays_within_the_cap(tmp_path: Path) -
     assert structured["tests"][0]["node_id"] == "test_many.py::test_passes[0]"
 
 
+async def test_a_large_collection_reads_as_tests_per_file_first_and_says_how_to_narrow(tmp_path: Path) -> None:
+    files = {f"test_m{m}.py": passing_suite(100 * (m + 1))["test_many.py"] for m in range(30)}
+    root = write(tmp_path / "modules", files)
+    container = create_container(Settings(root=root, python=Path(sys.executable)))
+    async with Client(container.tool_server().server) as client:
+        result = await client.call_tool("discover_tests", {})
+        narrowed = await client.call_tool("discover_tests", {"path": "test_m3.py"})
+    structured = result.structured_content or {}
+    text = result.content[0].text  # type: ignore[union-attr]
+
+    total = sum(100 * (m + 1) for m in range(30))
+    assert structured["total"] == total
+    # In collection order, which is pytest's (test_m0, test_m1, test_m10, ...).
+    assert [module["file"] for module in structured["modules"]] == sorted(files)
+    assert {module["file"]: module["tests"] for module in structured["modules"]} == {
+        f"test_m{m}.py": 100 * (m + 1) for m in range(30)
+    }
+    assert len(structured["tests"]) + structured["omitted_tests"] == total
+    lines = text.splitlines()
+    assert lines[0] == f"{total} tests collected in 30 files"
+    assert lines[1:4] == ["tests per file, most first:", "  test_m29.py: 3000", "  test_m28.py: 2900"]
+    assert "  [... 10 more files in structuredContent.modules ...]" in lines
+    assert any(
+        line.startswith('narrow with path (a file or directory, e.g. {"path": "test_m29.py"})') for line in lines
+    )
+    assert text.index("tests per file") < text.index("::test_passes[0]")
+    # Narrowed to one file, the answer lists it whole.
+    assert (narrowed.structured_content or {})["modules"] == [{"file": "test_m3.py", "tests": 400}]
+
+
 # Issue 28's table: answers that grow with the number of causes, not the number of tests. Each case
 # is bench/response_sizes.py's, so the figures in architecture/budget.md and these pins are one source.
 # On 760cd42 (before groups) the first three and the skips case answered 31-32 KB, at the cap.

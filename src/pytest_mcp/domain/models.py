@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -309,16 +309,38 @@ class RunResult(_Value):
     coverage: CoverageReport | None = Field(None, description="With coverage=true: totals and the worst files.")
 
 
+class ModuleCount(_Value):
+    """How many of the collected tests one file holds."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"file", "tests"})
+
+    file: str = Field(description="The file as node ids start with it; discover_tests' `path` takes it.")
+    tests: int
+
+
+def count_by_module(files: Iterable[str]) -> tuple[ModuleCount, ...]:
+    """Tests per file, in the order the files first appear."""
+    counts: dict[str, int] = {}
+    for file in files:
+        counts[file] = counts.get(file, 0) + 1
+    return tuple(ModuleCount(file=file, tests=count) for file, count in counts.items())
+
+
 class DiscoveryResult(_Value):
-    """The answer to discover_tests: the collected tests, in collection order, and every collection error."""
+    """The answer to discover_tests: tests per file, the collected tests in collection order, and every
+    collection error."""
 
     always_present: ClassVar[frozenset[str]] = frozenset(
-        {"exit_code", "total", "deselected", "tests", "collection_errors"}
+        {"exit_code", "total", "deselected", "modules", "tests", "collection_errors"}
     )
 
     exit_code: int
     total: int
     deselected: int = 0
+    modules: tuple[ModuleCount, ...] = Field(
+        (), description="Every file with collected tests and how many, in collection order: the map before the ids."
+    )
+    omitted_modules: int = Field(0, description="Files left out of `modules` (the last ones) to stay within budget.")
     tests: tuple[CollectedTest, ...] = ()
     collection_errors: tuple[CollectionError, ...] = ()
     command: tuple[str, ...]

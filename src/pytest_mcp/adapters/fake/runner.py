@@ -48,6 +48,7 @@ from pytest_mcp.domain.models import (
     Phase,
     ReportedTest,
     Summary,
+    count_by_module,
 )
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
@@ -638,6 +639,7 @@ def _as_collection(
             CollectedTest(node_id=test.node_id, file=test.file, line=test.line, markers=test.markers) for test in listed
         ),
         unlisted=len(collected) - len(listed),
+        modules=count_by_module(test.file for test in collected),
         deselected=report.summary.deselected if report.summary else 0,
         collection_errors=report.collection_errors,
         stdout=report.stdout,

@@ -13,6 +13,7 @@ from pytest_mcp.domain.models import (
     CoverageReport,
     DiscoveryResult,
     FailureGroup,
+    ModuleCount,
     ReportedTest,
     RunResult,
 )
@@ -21,6 +22,7 @@ from pytest_mcp.ports.presenter import ResultPresenter
 _TRACEBACK_LINES = 14
 _CAPTURE_LINES = 6
 _LISTED_NODE_IDS = 200
+_LISTED_MODULES = 20
 
 
 _LINE_CHARS = 300
@@ -179,14 +181,21 @@ def _render_coverage(coverage: CoverageReport) -> list[str]:
 
 
 def render_discovery(result: DiscoveryResult) -> str:
+    """The counts; for a collection too large to list in the text, the tests per file first and how
+    to narrow; then the node ids."""
     noun = "test" if result.total == 1 else "tests"
     head = f"{result.total} {noun} collected"
+    large = result.total > _LISTED_NODE_IDS and bool(result.modules)
+    if large:
+        head += f" in {len(result.modules) + result.omitted_modules} files"
     if result.deselected:
         head += f", {result.deselected} deselected"
     if result.collection_errors:
         errors = len(result.collection_errors)
         head += f", {errors} collection error{'' if errors == 1 else 's'}"
     lines = [head]
+    if large:
+        lines += _render_modules(result)
     lines += [test.node_id for test in result.tests[:_LISTED_NODE_IDS]]
     if len(result.tests) > _LISTED_NODE_IDS:
         lines.append(f"[... {len(result.tests) - _LISTED_NODE_IDS} more in structuredContent.tests ...]")
@@ -197,6 +206,20 @@ def render_discovery(result: DiscoveryResult) -> str:
         )
     lines += [f"COLLECTION ERROR {error.node_id}: {error.message}" for error in result.collection_errors]
     return "\n".join(lines)
+
+
+def _render_modules(result: DiscoveryResult) -> list[str]:
+    ranked = sorted(result.modules, key=lambda module: -module.tests)[:_LISTED_MODULES]
+    lines = ["tests per file, most first:"]
+    lines += [f"  {module.file}: {module.tests}" for module in ranked]
+    rest = len(result.modules) - len(ranked) + result.omitted_modules
+    if rest:
+        lines.append(f"  [... {rest} more files in structuredContent.modules ...]")
+    lines.append(
+        f'narrow with path (a file or directory, e.g. {{"path": "{ranked[0].file}"}}), keywords or markers; '
+        f"the first {_LISTED_NODE_IDS} node ids follow:"
+    )
+    return lines
 
 
 DEFAULT_MAX_RESPONSE_BYTES = 32_000
@@ -215,7 +238,7 @@ def _largest_count(most: int, fits: Callable[[int], bool]) -> int:
     return low
 
 
-def _json_bytes(value: RunResult | DiscoveryResult | CollectedTest) -> int:
+def _json_bytes(value: RunResult | DiscoveryResult | CollectedTest | ModuleCount) -> int:
     """The bytes of `value` as the answer carries it, serialised as the SDK serialises it."""
     return len(pydantic_core.to_json(value.wire()))
 
@@ -285,6 +308,19 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             structured_content=result.wire(),
         )
 
+    @staticmethod
+    def _modules_within(result: DiscoveryResult, budget: int) -> DiscoveryResult:
+        """The first files of `modules` whose entries fit in `budget` bytes; the rest are counted."""
+        sizes = [_json_bytes(module) + 1 for module in result.modules]
+        kept, used = 0, 0
+        while kept < len(sizes) and used + sizes[kept] <= budget:
+            used += sizes[kept]
+            kept += 1
+        if kept == len(sizes):
+            return result
+        omitted = result.omitted_modules + len(sizes) - kept
+        return result.model_copy(update={"modules": result.modules[:kept], "omitted_modules": omitted})
+
     def _discovery_within_budget(self, result: DiscoveryResult) -> DiscoveryResult:
         """The first tests, in collection order, that fit the budget; the rest are counted.
 
@@ -301,6 +337,7 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             items = prefix[count] + max(count - 1, 0)
             return empty + items + len(render_discovery(keeping(count)).encode())
 
+        result = self._modules_within(result, self._budget // 4)
         empty = _json_bytes(keeping(0))
         prefix = [0]
         for test in result.tests:
