@@ -225,6 +225,83 @@ async def measure(case: Case) -> dict[str, Any]:
     }
 
 
+REPO = Path(__file__).resolve().parents[1]
+REAL_SUITES = REPO / ".cache" / "real-suites"
+
+
+@dataclass(frozen=True)
+class Injected:
+    """A bug planted in a real suite (scripts/fetch-real-suites fetches them): one edit of one file."""
+
+    suite: str
+    kind: str
+    file: str
+    old: str
+    new: str
+    node_ids: tuple[str, ...] = ()
+
+
+INJECTED = (
+    Injected(
+        "six",
+        "a wrong constant",
+        "six.py",
+        "    text_type = str\n",
+        "    text_type = bytes  # injected\n",
+    ),
+    Injected(
+        "more-itertools",
+        "an exception in a shared helper",
+        "more_itertools/recipes.py",
+        "    return list(islice(iterable, n))\n",
+        "    if n > 2:\n        raise ValueError(f'take({n}) is broken')  # injected\n    return list(islice(iterable, n))\n",
+    ),
+    Injected(
+        "packaging",
+        "an import error in one module",
+        "tests/test_markers.py",
+        "import itertools\n",
+        "import itertools\nimport packaging._no_such_module  # injected\n",
+        ("tests/property", "tests/test_markers.py", "tests/test_requirements.py"),
+    ),
+)
+
+
+async def measure_injected(bug: Injected) -> dict[str, Any] | None:
+    """The answer to a real suite with `bug` planted in a copy of it; None when the suite is not fetched."""
+    import shutil
+
+    homes = sorted(REAL_SUITES.glob(f"{bug.suite}-*/ready.json"))
+    if not homes:
+        return None
+    ready = json.loads(homes[-1].read_text())
+    home = homes[-1].parent
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory) / "suite"
+        shutil.copytree(home / ready["root"], root)
+        target = root / bug.file
+        source = target.read_text()
+        if bug.old not in source:
+            raise RuntimeError(f"{bug.suite}: {bug.file} no longer holds the line the bug replaces")
+        target.write_text(source.replace(bug.old, bug.new, 1))
+        arguments: dict[str, Any] = {"node_ids": list(bug.node_ids)} if bug.node_ids else {}
+        container = create_container(Settings(root=root, python=home / ready["python"], log_level="error"))
+        async with Client(container.tool_server().server) as client:
+            result = await client.call_tool("execute_tests", arguments)
+    structured = result.structured_content or {}
+    text = result.content[0].text  # type: ignore[union-attr]
+    wire = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
+    summary = structured.get("summary", {})
+    return {
+        "total": len(wire.encode()) + len(text.encode()),
+        "error": result.is_error,
+        "failed": summary.get("failed", 0) + summary.get("errors", 0),
+        "groups": [(g["count"], g["title"]) for g in structured.get("groups", [])],
+        "omitted_groups": structured.get("omitted_groups", 0),
+        "text": text,
+    }
+
+
 async def _main() -> None:
     rows = [
         "| case | non-passing | groups (left out) | structured bytes | text bytes | answer bytes (≈ tokens) | goal |",
@@ -239,6 +316,17 @@ async def _main() -> None:
             f"{m['total']:,} (≈ {m['total'] // 4:,}) | {goal} |"
         )
         print(rows[-1], flush=True)
+    rows += ["", "| real suite | injected bug | failed + errors | groups | answer bytes |", "|---|---|---:|---:|---:|"]
+    for bug in INJECTED:
+        found = await measure_injected(bug)
+        if found is None:
+            print(f"{bug.suite}: not fetched (scripts/fetch-real-suites)", file=sys.stderr)
+            continue
+        groups = "tool error" if found["error"] else f"{len(found['groups'])}"
+        rows.append(f"| {bug.suite} | {bug.kind} | {found['failed']:,} | {groups} | {found['total']:,} |")
+        print(rows[-1], flush=True)
+        for count, title in found["groups"][:5]:
+            print(f"    {count}: {title}", flush=True)
     out = Path(__file__).parent / "results" / "response_sizes.md"
     out.parent.mkdir(exist_ok=True)
     header = f"# Answer sizes\n\nMeasured with `bench/response_sizes.py` (pytest {pytest.__version__}).\n\n"

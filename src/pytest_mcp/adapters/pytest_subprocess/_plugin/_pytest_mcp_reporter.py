@@ -377,7 +377,7 @@ class Reporter:
             self.emit(protocol.COLLECTED, total=self.items)
         if self.mode != "collect":
             return
-        counts = {}  # every item, listed or not: a dict lookup each, about 0.1 us
+        counts = {}  # every item, listed or not: about 0.5 us an item, 5 ms at 10,000
         for item in session.items:
             path = item.nodeid.split("::", 1)[0]
             counts[path] = counts.get(path, 0) + 1
