@@ -254,7 +254,8 @@ INJECTED = (
         "an exception in a shared helper",
         "more_itertools/recipes.py",
         "    return list(islice(iterable, n))\n",
-        "    if n > 2:\n        raise ValueError(f'take({n}) is broken')  # injected\n    return list(islice(iterable, n))\n",
+        "    if n > 2:\n        raise ValueError(f'take({n}) is broken')  # injected\n"
+        "    return list(islice(iterable, n))\n",
     ),
     Injected(
         "packaging",

@@ -250,7 +250,7 @@ class Container(containers.DeclarativeContainer):
     )
     tools = providers.List(
         providers.Singleton(ExecuteTestsTool, use_case=execute_tests.provider),
-        providers.Singleton(GetTestRunTool, runs=detached_runs, policy=policy, errors=tool_errors),
+        providers.Singleton(GetTestRunTool, runs=detached_runs, policy=policy, execute_tests=execute_tests.provider),
         providers.Singleton(DiscoverTestsTool, use_case=discover_tests.provider),
         providers.Singleton(CheckEnvironmentTool, use_case=check_environment.provider),
     )

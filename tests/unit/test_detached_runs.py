@@ -119,10 +119,14 @@ async def test_leaving_serving_stops_every_run() -> None:
     assert runs.running() == 0
 
 
-async def test_a_cancelled_run_is_gone_once_cancel_returns() -> None:
-    runs = DetachedRuns(ttl=600, max_kept=4)
+async def test_a_cancelled_run_has_ended_once_cancel_returns_and_is_known_as_cancelled_for_the_ttl() -> None:
+    clock = Clock()
+    runs = DetachedRuns(ttl=600, max_kept=4, clock=clock)
     async with runs.serving():
         run = await start(runs, "stdio", anyio.Event())
         await runs.cancel(run)
         assert run.cancelled
+        assert runs.find(run.run_id, "stdio") is run
+        assert runs.find(run.run_id, "session:other") is None
+        clock.now += 601
         assert runs.find(run.run_id, "stdio") is None

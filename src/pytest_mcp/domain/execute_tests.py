@@ -8,8 +8,9 @@ from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArgum
 from pytest_mcp.domain.failures import execution_failure
 from pytest_mcp.domain.groups import failure_groups, skip_reasons
 from pytest_mcp.domain.models import CoverageReport, FailureGroup, ReportedTest, RunResult, SkipReason
+from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
-from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
+from pytest_mcp.domain.requests import ExecuteTestsRequest, GetTestRunRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunSpec
 from pytest_mcp.domain.text import keep_arguments, keep_head, keep_tail
 from pytest_mcp.ports.presenter import ResultPresenter
@@ -52,6 +53,9 @@ class ExecuteTests(Generic[T]):
       started); a command too long without any is the server's environment, an execution failure.
     - Coverage lists the files with the lowest coverage first, up to the policy's limit.
     - Progress, when asked for, is rate-limited, and the final state is always reported.
+    - A watched run (one the server may detach) that ends with non-passing reports or collection
+      errors keeps its full result in the watch, and its answer carries the run id: get_test_run
+      pages through every report without running the tests again. A clean run keeps nothing.
     """
 
     def __init__(self, runner: TestRunner, presenter: ResultPresenter[T], policy: RequestPolicy) -> None:
@@ -78,10 +82,10 @@ class ExecuteTests(Generic[T]):
             failed_first=request.failed_first,
             workers=request.workers,
             coverage=request.coverage,
-            progress=progress is not None or watch is not None,
+            progress=progress is not None or (watch is not None and watch.follow),
         )
         throttled = ThrottledProgress(progress) if progress is not None and watch is None else None
-        report = await self._runner.run(spec, watch or throttled)
+        report = await self._runner.run(spec, watch if watch is not None and watch.follow else throttled)
         if throttled is not None:
             await throttled.flush()
         if watch is not None:
@@ -136,7 +140,15 @@ class ExecuteTests(Generic[T]):
             text_output=text_output,
             coverage=self._worst_files_first(report.coverage),
         )
+        kept = kept_reports(report.tests)
+        if watch is not None and watch.run_id is not None and (kept or report.collection_errors):
+            result = result.model_copy(update={"run_id": watch.run_id})
+            watch.keep(result.model_copy(update={"tests": kept}))
         return self._presenter.present_run(result)
+
+    def page(self, kept: RunResult, request: GetTestRunRequest) -> T:
+        """Reports of a finished run that `keep` kept, as get_test_run asks for them."""
+        return self._presenter.present_run(page_of(kept, request))
 
     def running(
         self,

@@ -248,6 +248,16 @@ class RunProgress(_Value):
     elapsed: Seconds = Field(0.0, description="Seconds since the run started.")
 
 
+class RunPage(_Value):
+    """Which of a finished run's non-passing reports an answer of get_test_run holds."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"offset", "total", "next_offset"})
+
+    offset: int = Field(0, description="Position of the first report listed in `tests`.")
+    total: int = Field(0, description="Reports selected: the run's non-passing reports, or the node ids asked for.")
+    next_offset: int | None = Field(None, description="The offset of the next page; null when this is the last.")
+
+
 class RunResult(_Value):
     """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5), or, with
     `status` "running", how far a run that goes on after the call has got.
@@ -267,7 +277,11 @@ class RunResult(_Value):
         description="'running': the run goes on after this answer, and get_test_run with run_id gives its result; "
         "'cancelled': get_test_run stopped it, with every process it started. Left out of a finished answer.",
     )
-    run_id: str | None = Field(None, description="With status 'running' or 'cancelled': the run's id.")
+    run_id: str | None = Field(
+        None,
+        description="The run's id for get_test_run: with status 'running' or 'cancelled', and in a finished answer "
+        "whose run had non-passing tests (their full reports are kept for the server's --run-ttl).",
+    )
     progress: RunProgress | None = Field(
         None, description="With status 'running' or 'cancelled': tests done out of the total."
     )
@@ -307,6 +321,8 @@ class RunResult(_Value):
         "get_test_run with run_id reaches them.",
     )
     coverage: CoverageReport | None = Field(None, description="With coverage=true: totals and the worst files.")
+    page: RunPage | None = Field(None, description="In get_test_run's answer with node_ids or offset: the page.")
+    notes: tuple[str, ...] = Field((), description="What the server did that the call did not ask for, in words.")
 
 
 class ModuleCount(_Value):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from pytest_mcp.domain.models import ReportedTest, RunProgress, Summary
+from pytest_mcp.domain.models import ReportedTest, RunProgress, RunResult, Summary
 from pytest_mcp.ports.progress import ProgressSink
 
 MIN_INTERVAL_SECONDS = 0.25
@@ -59,9 +59,17 @@ class RunWatch(ProgressSink):
     `summary()` counts the tests finished so far from their reports, as pytest counts them: one
     count per listed report by its outcome, and as passed each finished test with no report
     other than a teardown one. Exact for what has finished; the final answer has pytest's own.
+
+    A watched run has a `run_id`; when it ends with non-passing reports, the use case `keep`s
+    its full result here, for get_test_run to page through.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, *, follow: bool = True) -> None:
+        self.follow = follow
+        """Whether the run is followed test by test while it goes on; a run that can neither detach
+        nor report progress is not, and costs what an unwatched run costs."""
+        self.run_id: str | None = None
+        self.kept: RunResult | None = None
         self._clock = clock
         self._started = clock()
         self.done = 0
@@ -85,6 +93,10 @@ class RunWatch(ProgressSink):
 
     async def reported(self, test: ReportedTest) -> None:
         self.tests.append(test)
+
+    def keep(self, result: RunResult) -> None:
+        """The finished run's result with every non-passing report in full."""
+        self.kept = result
 
     def progress(self) -> RunProgress:
         return RunProgress(done=self.done, total=self.total, elapsed=self._clock() - self._started)

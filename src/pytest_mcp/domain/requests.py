@@ -165,7 +165,6 @@ class _Request(BaseModel):
             properties["timeout"]["anyOf"][0]["maximum"] = policy.max_timeout
             properties["timeout"]["description"] += f" Default {policy.default_timeout}."
         if "wait" in properties:
-            properties["wait"]["anyOf"][0]["maximum"] = policy.detach_after
             properties["wait"]["description"] += f" At most, and by default, {policy.detach_after:g}."
         return schema
 
@@ -174,6 +173,30 @@ class _Request(BaseModel):
         if not isinstance(info.context, RequestPolicy):
             raise TypeError(f"{cls.__name__} must be built with {cls.__name__}.parse(arguments, policy)")
         return info.context
+
+    @field_validator("node_ids", mode="before", check_fields=False)
+    @classmethod
+    def _not_too_many(cls, value: Any, info: ValidationInfo) -> Any:
+        # Before each item is validated: a million wrong items would make a million errors.
+        policy = cls._policy(info)
+        if isinstance(value, list) and len(value) > policy.max_node_ids:
+            raise ValueError(f"has {len(value):,} entries; the limit is {policy.max_node_ids}")
+        return value
+
+    @field_validator("node_ids", check_fields=False)
+    @classmethod
+    def _node_ids(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        policy = cls._policy(info)
+        problems = []
+        for index, node_id in enumerate(value):
+            try:
+                _check_text(node_id, policy.max_node_id_length)
+                _check_path(node_id, policy.root)
+            except ValueError as exc:
+                problems.append(f"[{index}] {exc}")
+        if problems:
+            raise ValueError("; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
+        return value
 
     @field_validator("markers", "keywords", check_fields=False)
     @classmethod
@@ -224,30 +247,6 @@ class ExecuteTestsRequest(_Request):
         None, description="Run in parallel with pytest-xdist (-n): a number of workers, or 'auto'."
     )
     coverage: bool = Field(False, description="Measure coverage with pytest-cov: total and the worst files.")
-
-    @field_validator("node_ids", mode="before")
-    @classmethod
-    def _not_too_many(cls, value: Any, info: ValidationInfo) -> Any:
-        # Before each item is validated: a million wrong items would make a million errors.
-        policy = cls._policy(info)
-        if isinstance(value, list) and len(value) > policy.max_node_ids:
-            raise ValueError(f"has {len(value):,} entries; the limit is {policy.max_node_ids}")
-        return value
-
-    @field_validator("node_ids")
-    @classmethod
-    def _node_ids(cls, value: list[str], info: ValidationInfo) -> list[str]:
-        policy = cls._policy(info)
-        problems = []
-        for index, node_id in enumerate(value):
-            try:
-                _check_text(node_id, policy.max_node_id_length)
-                _check_path(node_id, policy.root)
-            except ValueError as exc:
-                problems.append(f"[{index}] {exc}")
-        if problems:
-            raise ValueError("; ".join(problems[:5]) + (" ..." if len(problems) > 5 else ""))
-        return value
 
     @field_validator("workers", mode="before")
     @classmethod
@@ -317,17 +316,32 @@ class GetTestRunRequest(_Request):
         pattern=RUN_ID_PATTERN, description="The run_id of a 'running' answer of execute_tests in this session."
     )
     wait: float | None = Field(
-        None, ge=0, allow_inf_nan=False, description="Seconds to wait for the run to finish before answering."
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        description="Seconds to wait for the run to finish before answering; a longer wait than the server's "
+        "limit is cut to it, and the answer says so.",
     )
     cancel: bool = Field(False, description="Stop the run and every process it started, and confirm it.")
+    node_ids: list[str] = Field(
+        default_factory=list,
+        description="Of a finished run: these tests' full reports (each must be one of its non-passing tests).",
+    )
+    offset: int = Field(
+        0,
+        ge=0,
+        description="Of a finished run: its non-passing reports from this position on (failures and errors first, "
+        "then xpassed, skipped, xfailed), as many as fit; the answer's page.next_offset gives the next page.",
+    )
 
-    @field_validator("wait")
-    @classmethod
-    def _wait(cls, value: float | None, info: ValidationInfo) -> float | None:
-        policy = cls._policy(info)
-        if value is not None and value > policy.detach_after:
-            raise ValueError(f"is {value:g}s; a call waits at most {policy.detach_after:g}s (--detach-after)")
-        return value
+    @property
+    def pages(self) -> bool:
+        """Whether the call asks for reports of the run rather than its answer."""
+        return bool(self.node_ids) or self.offset > 0 or "offset" in self.model_fields_set
+
+    def wait_cut(self, policy: RequestPolicy) -> bool:
+        """The wait asked for is longer than a call may wait."""
+        return self.wait is not None and self.wait > policy.detach_after
 
     def wait_seconds(self, policy: RequestPolicy) -> float:
-        return policy.detach_after if self.wait is None else self.wait
+        return policy.detach_after if self.wait is None else min(self.wait, policy.detach_after)

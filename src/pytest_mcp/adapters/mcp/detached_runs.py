@@ -123,6 +123,7 @@ class DetachedRuns:
             raise RuntimeError("DetachedRuns.start needs serving()")
         self._expire()
         run = DetachedRun(run_id=secrets.token_urlsafe(24), owner=owner, watch=watch, request=request, running=running)
+        watch.run_id = run.run_id
         self._runs[run.run_id] = run
 
         async def body() -> None:
@@ -134,8 +135,6 @@ class DetachedRuns:
             finally:
                 run.finished_at = self._clock()
                 run.ended.set()
-                if not run.detached:
-                    self._runs.pop(run.run_id, None)
                 self._trim()
 
         self._group.start_soon(body)
@@ -148,7 +147,7 @@ class DetachedRuns:
         return run.ended.is_set()
 
     def detach(self, run: DetachedRun) -> None:
-        """Keep the run past its call, for get_test_run."""
+        """Keep the run past its call, for get_test_run: still going, or finished with reports to page."""
         run.detached = True
         self._runs[run.run_id] = run  # even if it ended since its call stopped waiting
 
@@ -159,15 +158,20 @@ class DetachedRuns:
         return run if run is not None and run.detached and run.owner == owner else None
 
     def forget(self, run: DetachedRun) -> None:
-        """Drop a finished run whose answer has been given."""
+        """Drop a finished run whose answer has been given and that kept nothing to page."""
         self._runs.pop(run.run_id, None)
 
     async def cancel(self, run: DetachedRun) -> None:
-        """Stop the run and wait until it has ended, with every process it started."""
+        """Stop the run and wait until it has ended, with every process it started.
+
+        A detached run stays known, as cancelled, for the TTL: whichever connection of its owner
+        asks next is told it was cancelled, not that it is unknown.
+        """
         run.scope.cancel()
         with anyio.CancelScope(shield=True), anyio.move_on_after(STOP_WITHIN):
             await run.ended.wait()
-        self._runs.pop(run.run_id, None)
+        if not run.detached:
+            self._runs.pop(run.run_id, None)
 
     def stop_soon(self, which: Callable[[DetachedRun], bool], why: str) -> list[DetachedRun]:
         """Cancel every run `which` selects and forget them all; the ones that were running.

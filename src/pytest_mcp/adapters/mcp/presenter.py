@@ -17,6 +17,7 @@ from pytest_mcp.domain.models import (
     ReportedTest,
     RunResult,
 )
+from pytest_mcp.domain.paging import LISTING_PRIORITY
 from pytest_mcp.ports.presenter import ResultPresenter
 
 _TRACEBACK_LINES = 14
@@ -123,8 +124,8 @@ def render_run(result: RunResult) -> str:
         lines.append(f"(members: {'; '.join(notes)})")
     if result.omitted_groups:
         fetch = (
-            f'get_test_run with {{"run_id": "{result.run_id}"}} and a group reaches them'
-            if result.run_id
+            f'get_test_run with {{"run_id": "{result.run_id}", "offset": 0}} pages through every report'
+            if result.run_id and result.status == "finished"
             else "run fewer tests to see them"
         )
         lines.append(
@@ -145,15 +146,47 @@ def render_run(result: RunResult) -> str:
         lines += [f"{test.outcome.upper()} {test.node_id}" for test in listed]
     for error in result.collection_errors:
         lines.append(f"COLLECTION ERROR {error.node_id}: {error.message}")
-    if result.omitted_tests:
+    if result.page is not None:
+        lines.append(_page_line(result))
+    elif result.run_id and result.status == "finished" and not result.omitted_tests and not result.omitted_groups:
+        # A group shows one member's report: every other one is kept for the run's TTL.
+        lines.append(f'[every report in full: get_test_run with {{"run_id": "{result.run_id}", "offset": 0}}]')
+    elif result.omitted_tests:
         lines.append(
             f"[... {result.omitted_tests} more test reports left out to keep this answer within its size budget; "
-            "run fewer tests, or use detail='summary' for counts only ...]"
+            + (
+                f'get_test_run with {{"run_id": "{result.run_id}", "offset": 0}} pages through all of them ...]'
+                if result.run_id and result.status == "finished"
+                else "run fewer tests, or use detail='summary' for counts only ...]"
+            )
         )
     if result.coverage is not None:
         lines.append("")
         lines += _render_coverage(result.coverage)
+    lines += [f"NOTE: {note}" for note in result.notes]
     return "\n".join(lines)
+
+
+def _page_line(result: RunResult) -> str:
+    page = result.page
+    assert page is not None
+    shown = f"reports {page.offset + 1}-{page.offset + len(result.tests)} of {page.total}" if result.tests else "none"
+    if page.next_offset is None:
+        return f"[page: {shown}; the last page]"
+    return f'[page: {shown}; next: get_test_run with {{"run_id": "{result.run_id}", "offset": {page.next_offset}}}]'
+
+
+def noted(answer: CallToolResult, note: str) -> CallToolResult:
+    """`answer` with a note on what the server did unasked, in its text and, when it has structured
+    content (a tool error has none: clients validate it against the output schema), there too."""
+    structured = answer.structured_content
+    if structured is not None:
+        structured = {**structured, "notes": [*structured.get("notes", []), note]}
+    content = [
+        TextContent(type="text", text=f"{block.text}\nNOTE: {note}") if index == 0 and block.type == "text" else block
+        for index, block in enumerate(answer.content)
+    ]
+    return answer.model_copy(update={"structured_content": structured, "content": content})
 
 
 def _headline(result: RunResult) -> str:
@@ -223,7 +256,6 @@ def _render_modules(result: DiscoveryResult) -> list[str]:
 
 
 DEFAULT_MAX_RESPONSE_BYTES = 32_000
-_KEEP_FIRST = {"error": 0, "failed": 0, "xpassed": 1, "skipped": 2, "xfailed": 2, "passed": 3}
 
 
 def _largest_count(most: int, fits: Callable[[int], bool]) -> int:
@@ -279,18 +311,25 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         the smallest groups: a group is the answer's unit, a listed report only its detail."""
         if _size(result) <= self._budget:
             return result
-        priority = sorted(range(len(result.tests)), key=lambda i: (_KEEP_FIRST[result.tests[i].outcome], i))
+        priority = sorted(range(len(result.tests)), key=lambda i: (LISTING_PRIORITY[result.tests[i].outcome], i))
 
         def keeping(count: int) -> RunResult:
             kept = sorted(priority[:count])
-            return result.model_copy(
-                update={
-                    "tests": tuple(result.tests[i] for i in kept),
-                    "omitted_tests": result.omitted_tests + len(result.tests) - count,
-                }
-            )
+            update: dict[str, object] = {
+                "tests": tuple(result.tests[i] for i in kept),
+                "omitted_tests": result.omitted_tests + len(result.tests) - count,
+            }
+            if result.page is not None:  # a page's reports come in priority order: the kept ones are a prefix
+                following = result.page.offset + count
+                update["page"] = result.page.model_copy(
+                    update={"next_offset": following if following < result.page.total else None}
+                )
+            return result.model_copy(update=update)
 
-        result = keeping(_largest_count(len(result.tests), lambda count: _size(keeping(count)) <= self._budget))
+        count = _largest_count(len(result.tests), lambda count: _size(keeping(count)) <= self._budget)
+        if result.page is not None:  # a page always moves on: one report (already trimmed) rather than none
+            return keeping(max(count, 1))
+        result = keeping(count)
         if _size(result) <= self._budget:
             return result
         groups = result.groups

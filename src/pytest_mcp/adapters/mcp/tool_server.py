@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
@@ -150,8 +151,11 @@ class McpToolServer:
         progress: ProgressSink | None = None,
         owner: Owner = "stdio",
     ) -> CallToolResult:
-        """One tool call with the full error contract: its arguments parsed once, then its handler;
-        a detachable tool's run detaches when it is still going after `detach_after` seconds."""
+        """One tool call with the full error contract: its arguments parsed once, then its handler.
+
+        While a transport serves, a detachable tool's call is a run the server holds: it detaches
+        when still going after `detach_after` seconds (never with 0), and a finished one that kept
+        reports stays for get_test_run to page through."""
         started = time.perf_counter()
         shown = name if len(name) <= 100 else f"{name[:100]}[... {len(name) - 100:,} characters cut]"
         log = _audit.bind(tool=shown, argument_keys=_argument_keys(arguments), args_digest=_digest(arguments))
@@ -167,7 +171,7 @@ class McpToolServer:
             request = tool.request_type.parse(arguments, self._policy)
         except InvalidArguments as exc:
             return self._invalid(exc, log, started)
-        if isinstance(tool, Detachable) and self._policy.detach_after > 0 and self._runs.serving_now:
+        if isinstance(tool, Detachable) and self._runs.serving_now:
             return await self._detachable(tool, request, progress, owner, log, started)
         return await self._answered(tool.handle(request, ToolCall(owner, progress)), log, started)
 
@@ -182,7 +186,8 @@ class McpToolServer:
     ) -> CallToolResult:
         from pytest_mcp.domain.progress import RunWatch
 
-        watch = RunWatch()
+        detaches = self._policy.detach_after > 0
+        watch = RunWatch(follow=detaches or progress is not None)
         await watch.listen(progress)
         run = self._runs.start(
             owner,
@@ -192,11 +197,15 @@ class McpToolServer:
             tool.running,
         )
         try:
-            ended = await self._runs.wait(run, self._policy.detach_after)
+            ended = await self._runs.wait(run, self._policy.detach_after if detaches else math.inf)
         except anyio.get_cancelled_exc_class():
             await self._runs.cancel(run)  # the call was cancelled before it detached: so is its run
             raise
         if ended:
+            if watch.kept is None:
+                self._runs.forget(run)
+            else:  # its answer carries the run id: its reports can be paged through for the TTL
+                self._runs.detach(run)
             return run.outcome()
         await watch.listen(None)  # this call is answered; its progress token is done with
         self._runs.detach(run)

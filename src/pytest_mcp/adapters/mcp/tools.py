@@ -17,7 +17,6 @@ from pydantic import BaseModel
 
 from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns
 from pytest_mcp.adapters.mcp.sessions import Owner
-from pytest_mcp.adapters.mcp.tool_errors import ToolError, ToolErrors
 from pytest_mcp.domain.errors import FieldError, InvalidArguments
 from pytest_mcp.domain.requests import (
     CheckEnvironmentRequest,
@@ -115,10 +114,12 @@ class GetTestRunTool(Tool):
     )
     request_type: ClassVar[type[ToolRequest]] = GetTestRunRequest
 
-    def __init__(self, runs: DetachedRuns, policy: RequestPolicy, errors: ToolErrors) -> None:
+    def __init__(
+        self, runs: DetachedRuns, policy: RequestPolicy, execute_tests: Callable[[], ExecuteTests[CallToolResult]]
+    ) -> None:
         self._runs = runs
         self._policy = policy
-        self._errors = errors
+        self._execute_tests = execute_tests
 
     @staticmethod
     def answer_type() -> type[BaseModel]:
@@ -130,7 +131,7 @@ class GetTestRunTool(Tool):
         run = self._runs.find(request.run_id, call.owner)
         if run is None:
             raise InvalidArguments(request.tool, [FieldError("run_id", self._unknown_run())])
-        if request.cancel:
+        if request.cancel or run.cancelled:  # cancelled now, or earlier through any connection of its owner
             await self._runs.cancel(run)
             return run.answer_running("cancelled")
         await run.watch.listen(call.progress)  # this call's progress token follows the run while it waits
@@ -140,10 +141,16 @@ class GetTestRunTool(Tool):
             with anyio.CancelScope(shield=True):
                 await run.watch.listen(None)
         if not ended:
-            return run.answer_running("running")
-        if run.cancelled:
-            return self._errors.answer(ToolError.stopped("the server stopped the run"))
-        return run.outcome()
+            answer = run.answer_running("running")
+        elif request.pages and run.watch.kept is not None:
+            answer = self._execute_tests().page(run.watch.kept, request)
+        else:
+            answer = run.outcome()  # a run that kept no reports: its answer lists all it had
+        if request.wait_cut(self._policy):
+            from pytest_mcp.adapters.mcp.presenter import noted  # not needed to serve
+
+            answer = noted(answer, f"wait was cut to {self._policy.detach_after:g}s, the most a call waits")
+        return answer
 
     def _unknown_run(self) -> str:
         reason = (
