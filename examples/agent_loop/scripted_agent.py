@@ -62,10 +62,11 @@ async def fix_failing_tests(client: Client, fix: Fix, *, timeout: int = 60) -> T
     if run is None:
         return transcript
 
-    # 3. Read the failures: node id, message and location are all the agent needs here.
+    # 3. Read the failures, one group per cause: its first test's node id, message and location
+    # are all the agent needs here (get_test_run pages through the other members' reports).
     transcript.failures = [
         Failure(test["node_id"], test.get("message") or "", test.get("location"))
-        for test in run["tests"]
+        for test in (group["representative"] for group in run["groups"])
         if test["outcome"] in ("failed", "error")
     ]
     transcript.exit_code = run["exit_code"]

@@ -18,7 +18,7 @@ import pytest
 
 from pytest_mcp.testing import FakeTestRunner
 from tests.contract.conftest import Side, open_side
-from tests.contract.test_outcomes import SUMMARY
+from tests.contract.test_outcomes import GROUPS, SUMMARY
 
 pytestmark = pytest.mark.anyio
 
@@ -129,7 +129,15 @@ async def test_with_pytest_xdist_installed_workers_give_the_serial_runs_counts(
         key: value for key, value in SUMMARY.items() if value
     }
     # Workers finish in their own order; which tests are listed is the same.
-    assert sorted(test["node_id"] for test in parallel["tests"]) == sorted(
+    # The reporter reads each failure's exception and crash site from the reports the workers send.
+    signatures = sorted((g["outcome"], g["phase"], str(g["exception"]), g["message"]) for g in parallel["groups"])
+    assert signatures == sorted((outcome, phase, str(exc), message) for _, outcome, phase, exc, message, *_ in GROUPS)
+    listed = [member for group in parallel["groups"] for member in group["members"]]
+    skipped = [
+        f"tests/test_outcomes.py::{name}" for name in ("test_skipped_by_marker", "test_skips_itself", "test_xfails")
+    ]
+    assert sum(reason["count"] for reason in parallel["reasons"]) == len(skipped)
+    assert sorted(listed + skipped) == sorted(
         f"tests/test_outcomes.py::{name}"
         for name in (
             "test_fails",

@@ -56,14 +56,58 @@ async def test_a_run_counts_every_outcome_as_pytests_summary_does(side: Side) ->
 
 
 async def test_each_non_passing_report_has_its_outcome_phase_location_and_message(side: Side) -> None:
-    result = await side.result("execute_tests", {})
+    result = await side.result("execute_tests", {"detail": "all"})
 
     reports = [(t["node_id"], t["outcome"], t["phase"], t.get("location"), t.get("message")) for t in result["tests"]]
-    assert reports == NON_PASSING
+    assert [report for report in reports if report[1] != "passed"] == NON_PASSING
+
+
+# (count, outcome, phase, exception, masked message, crash file, members): every failure, error and xpass.
+GROUPS = [
+    (1, "failed", "call", "AssertionError", "assert <n> == <n>", OUTCOMES, [f"{OUTCOMES}::test_fails"]),
+    (1, "xpassed", "call", None, "fixed upstream", OUTCOMES, [f"{OUTCOMES}::test_xpasses"]),
+    (1, "error", "setup", "RuntimeError", "RuntimeError: setup exploded", OUTCOMES, [f"{OUTCOMES}::test_setup_errors"]),
+    (
+        1,
+        "error",
+        "teardown",
+        "RuntimeError",
+        "RuntimeError: teardown exploded",
+        OUTCOMES,
+        [f"{OUTCOMES}::test_teardown_errors"],
+    ),
+    (1, "failed", "call", "ValueError", "ValueError: bad value", OUTCOMES, [f"{OUTCOMES}::test_prints_then_fails"]),
+]
+
+
+async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_and_lists_no_test(side: Side) -> None:
+    result = await side.result("execute_tests", {})
+
+    groups = [
+        (g["count"], g["outcome"], g["phase"], g["exception"], g["message"], g["crash"].split(":")[0], g["members"])
+        for g in result["groups"]
+    ]
+    assert groups == GROUPS
+    assert [(r["outcome"], r["reason"], r["count"]) for r in result["reasons"]] == [
+        ("skipped", "Skipped: not on this platform", 1),
+        ("skipped", "Skipped: no network", 1),
+        ("xfailed", "known bug", 1),
+    ]
+    assert result["tests"] == []
+    # Each group's evidence is its first member's full report, as detail='all' lists it.
+    everything = await side.result("execute_tests", {"detail": "all"})
+    reports = {(t["node_id"], t["phase"]): t for t in everything["tests"]}
+    for group in result["groups"]:
+        representative = group["representative"]
+        listed = reports[(representative["node_id"], representative["phase"])]
+        assert without_duration(representative) == without_duration(listed)
+    text = result["_text"]
+    assert f"[{result['groups'][-1]['id']}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55)\n" in text
+    assert "2 skipped (2 reasons):\n  1 Skipped: not on this platform\n  1 Skipped: no network" in text
 
 
 async def test_failures_carry_a_traceback_ending_in_the_exception_and_their_captured_output(side: Side) -> None:
-    result = await side.result("execute_tests", {})
+    result = await side.result("execute_tests", {"detail": "all"})
 
     failing = {t["node_id"]: t for t in result["tests"] if t["outcome"] in ("failed", "error")}
     for test in failing.values():
@@ -104,7 +148,7 @@ async def test_show_capture_off_drops_captured_output(side: Side) -> None:
         "execute_tests", {"node_ids": [f"{OUTCOMES}::test_prints_then_fails"], "show_capture": False}
     )
 
-    assert [(t["stdout"], t["outcome"]) for t in result["tests"]] == [(None, "failed")]
+    assert [(g["representative"]["stdout"], g["outcome"]) for g in result["groups"]] == [(None, "failed")]
     assert result["command"][1:] == [
         "-m",
         "pytest",
@@ -130,7 +174,7 @@ async def test_maxfail_stops_after_that_many_failures_and_says_so(side: Side) ->
         "xpassed": 0,
         "errors": 0,
     }
-    assert [t["node_id"] for t in result["tests"]] == [f"{OUTCOMES}::test_fails"]
+    assert [g["members"] for g in result["groups"]] == [[f"{OUTCOMES}::test_fails"]]
     # The output is longer than the tail kept, and the failure is listed in `tests`: the tail starts
     # at pytest's short test summary instead of repeating the failure's section.
     assert result["text_output"].startswith("[... ")
@@ -236,6 +280,18 @@ async def test_discovery_lists_every_test_with_its_file_line_and_markers(side: S
     ]
     assert all(t["file"] == t["node_id"].split("::")[0] for t in result["tests"])
     assert result["command"][1:] == ["-m", "pytest", "--color=no", "--collect-only", "-q", "--"]
+
+
+async def test_discovery_counts_the_collected_tests_by_file_in_collection_order(side: Side) -> None:
+    result = await side.result("discover_tests", {})
+    narrowed = await side.result("discover_tests", {"keywords": "database or nested"})
+
+    assert result["modules"] == [
+        {"file": "tests/sub/test_nested.py", "tests": 1},
+        {"file": OUTCOMES, "tests": 9},
+        {"file": SELECTION, "tests": 7},
+    ]
+    assert narrowed["modules"] == [{"file": "tests/sub/test_nested.py", "tests": 1}, {"file": SELECTION, "tests": 2}]
 
 
 PROGRESS = f"{'.......':<73}[100%]"

@@ -67,7 +67,7 @@ async def test_results_over_http_are_exact(tmp_path: Path, transport_args: tuple
 
     assert tools == TOOLS
     assert {k: run["summary"][k] for k in expected} == expected
-    assert [t["node_id"] for t in run["tests"] if t["outcome"] == "failed"] == ["test_mixed.py::test_fails"]
+    assert [g["members"] for g in run["groups"] if g["outcome"] == "failed"] == [["test_mixed.py::test_fails"]]
     assert discovered["total"] == 3
     assert invalid.code == -32602
 

@@ -100,7 +100,8 @@ async def test_execute_tests_counts_match_pytest_and_failures_carry_their_eviden
         assert summary[key] == oracle_counts.get(key, 0), f"{key}: {summary} vs pytest's {oracle_counts_text!r}"
     assert summary["total"] == 6
 
-    by_id = {(test["node_id"], test["phase"]): test for test in data["tests"]}
+    reports = [group["representative"] for group in data["groups"]]  # each failure here fails its own way
+    by_id = {(test["node_id"], test["phase"]): test for test in reports}
     failed = by_id[("test_outcomes.py::test_fails", "call")]
     assert failed["outcome"] == "failed"
     assert failed["location"] == "test_outcomes.py:9"

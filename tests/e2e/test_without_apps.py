@@ -56,6 +56,7 @@ _MACHINE_FIGURES = [
     (re.compile(r'"duration":\d+(\.\d+)?'), '"duration":"<S>"'),
     (re.compile(r"\[\.\.\. [\d,]+ characters cut \.\.\.\]"), "[... <N> characters cut ...]"),
     (re.compile(r'"run_id":"[A-Za-z0-9_-]+"'), '"run_id":"<RUN>"'),  # 192 random bits, new for each run
+    (re.compile(r'\\"run_id\\": \\"[A-Za-z0-9_-]+\\"'), '\\"run_id\\": \\"<RUN>\\"'),  # and in the text
     # A test report carries its duration only from 0.5 ms up, which a loaded machine decides.
     (re.compile(r',"duration":"<S>"(?=\})'), ""),
 ]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from bench.response_sizes import CASES
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 
@@ -72,7 +73,8 @@ async def test_a_huge_assertion_message_costs_a_few_kilobytes_and_says_how_much_
 
     size, structured, text = await answer(root, {"verbosity": 2})
 
-    (failure,) = structured["tests"]
+    (group,) = structured["groups"]
+    failure = group["representative"]
     entry = len(json.dumps(failure).encode())
     assert entry <= FAILURE_CEILING, entry
     assert "characters cut by pytest-mcp" in failure["message"] + failure["traceback"]
@@ -91,7 +93,7 @@ async def test_the_traceback_keeps_project_frames_and_the_assertion_not_library_
 
     _, structured, _ = await answer(root, {})
 
-    traceback = structured["tests"][0]["traceback"]
+    traceback = structured["groups"][0]["representative"]["traceback"]
     assert "parse('{')" in traceback
     assert "json.loads(text)" in traceback
     assert "frame(s) outside the project hidden by pytest-mcp" in traceback
@@ -152,13 +154,16 @@ def test_helper_two_frames_down():
 """
 
 
-async def test_three_typical_failures_in_2000_tests_answer_within_4_kb(tmp_path: Path) -> None:
+async def test_three_typical_failures_in_2000_tests_answer_within_4_5_kb(tmp_path: Path) -> None:
     # The benchmark's failure mix: an integer assertion, a string diff, an exception two frames down.
     size, structured, text = await answer(write(tmp_path / "three", {"test_shop.py": THREE_FAILURES}), {})
 
     assert (structured["summary"]["passed"], structured["summary"]["failed"]) == (1997, 3)
-    assert size <= 4096, size
+    # 3,016 bytes on 760cd42; each group's signature (id, count, exception, message, crash, title,
+    # members) costs about 300 bytes more than the report alone (ADR 0014).
+    assert size <= 4608, size
     # Each traceback is in `tests` once; neither text_output nor the text block copies it whole.
+    assert len(structured["groups"]) == 3
     assert " short test summary info " in structured["text_output"].splitlines()[1]
     assert "def parse_price(text):" not in text
 
@@ -177,3 +182,119 @@ async def test_discovery_of_a_large_suite_stays_within_the_cap(tmp_path: Path) -
     assert 0 < len(structured["tests"]) < 3000
     assert structured["omitted_tests"] == 3000 - len(structured["tests"])
     assert structured["tests"][0]["node_id"] == "test_many.py::test_passes[0]"
+
+
+async def test_a_large_collection_reads_as_tests_per_file_first_and_says_how_to_narrow(tmp_path: Path) -> None:
+    files = {f"test_m{m}.py": passing_suite(100 * (m + 1))["test_many.py"] for m in range(30)}
+    root = write(tmp_path / "modules", files)
+    container = create_container(Settings(root=root, python=Path(sys.executable)))
+    async with Client(container.tool_server().server) as client:
+        result = await client.call_tool("discover_tests", {})
+        narrowed = await client.call_tool("discover_tests", {"path": "test_m3.py"})
+    structured = result.structured_content or {}
+    text = result.content[0].text  # type: ignore[union-attr]
+
+    total = sum(100 * (m + 1) for m in range(30))
+    assert structured["total"] == total
+    # In collection order, which is pytest's (test_m0, test_m1, test_m10, ...).
+    assert [module["file"] for module in structured["modules"]] == sorted(files)
+    assert {module["file"]: module["tests"] for module in structured["modules"]} == {
+        f"test_m{m}.py": 100 * (m + 1) for m in range(30)
+    }
+    assert len(structured["tests"]) + structured["omitted_tests"] == total
+    lines = text.splitlines()
+    assert lines[0] == f"{total} tests collected in 30 files"
+    assert lines[1:4] == ["tests per file, most first:", "  test_m29.py: 3000", "  test_m28.py: 2900"]
+    assert "  [... 10 more files in structuredContent.modules ...]" in lines
+    assert any(
+        line.startswith('narrow with path (a file or directory, e.g. {"path": "test_m29.py"})') for line in lines
+    )
+    assert text.index("tests per file") < text.index("::test_passes[0]")
+    # Narrowed to one file, the answer lists it whole.
+    assert (narrowed.structured_content or {})["modules"] == [{"file": "test_m3.py", "tests": 400}]
+
+
+# Issue 28's table: answers that grow with the number of causes, not the number of tests. Each case
+# is bench/response_sizes.py's, so the figures in architecture/budget.md and these pins are one source.
+# On 760cd42 (before groups) the first three and the skips case answered 31-32 KB, at the cap.
+
+
+async def one_case(tmp_path: Path, name: str) -> tuple[int, dict[str, Any], str]:
+    return await answer(write(tmp_path / "suite", CASES[name].files), {})
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "180 failures, one cause, 220 tests",
+        "500 failures, one cause (a helper raising ValueError), 10,000 tests",
+        "300 failures from 3 different causes",
+    ],
+)
+async def test_failures_of_a_few_causes_answer_one_group_per_cause_within_the_goal(tmp_path: Path, name: str) -> None:
+    case = CASES[name]
+    size, structured, text = await one_case(tmp_path, name)
+
+    assert case.goal_bytes is not None
+    assert size <= case.goal_bytes, size
+    groups = structured["groups"]
+    assert len(groups) == case.groups
+    assert sum(group["count"] for group in groups) == structured["summary"]["failed"]
+    assert structured["tests"] == []
+    # The text leads with the groups, largest first, each saying how many fail the same way.
+    assert text.split("\n\n")[1].startswith(f"[{groups[0]['id']}] {groups[0]['count']} tests fail the same way")
+
+
+async def test_a_helper_failing_500_tests_is_one_group_at_the_helpers_line_with_its_members_as_one_range(
+    tmp_path: Path,
+) -> None:
+    _, structured, _ = await one_case(tmp_path, "500 failures, one cause (a helper raising ValueError), 10,000 tests")
+
+    (group,) = structured["groups"]
+    assert (group["count"], group["exception"], group["crash"]) == (500, "ValueError", "test_values.py:5")
+    assert group["message"] == "ValueError: value <n> rejected by check()"
+    assert group["members"] == ["test_values.py::test_value[{500 values from 0 to 9980}]"]
+    assert "count and its bounds" in group["compressed"]
+    assert group["representative"]["node_id"] == "test_values.py::test_value[0]"
+
+
+async def test_forty_different_assertions_are_forty_groups_or_the_budgets_worth_none_merged(tmp_path: Path) -> None:
+    size, structured, text = await one_case(tmp_path, "40 failures, each a different assertion")
+
+    groups = structured["groups"]
+    assert size <= 32_000
+    assert len(groups) + structured.get("omitted_groups", 0) == 40
+    assert len(groups) >= 20
+    assert all(group["count"] == 1 for group in groups)
+    assert len({group["representative"]["node_id"] for group in groups}) == len(groups)
+    if structured.get("omitted_groups", 0):
+        assert f"{structured['omitted_groups']} smaller groups left out" in text
+
+
+async def test_a_passing_run_with_skips_and_xfails_gives_their_reasons_and_counts_not_each_test(
+    tmp_path: Path,
+) -> None:
+    size, structured, text = await one_case(tmp_path, "all pass, 354 skips with 3 reasons, 17 xfails")
+
+    assert size <= 1_500, size
+    assert (structured["exit_code"], structured["tests"], structured["groups"]) == (0, [], [])
+    assert [(r["outcome"], r["count"]) for r in structured["reasons"]] == [
+        ("skipped", 300),
+        ("skipped", 50),
+        ("xfailed", 17),
+        ("skipped", 4),
+    ]
+    assert "354 skipped (3 reasons):" in text
+    assert "17 xfailed (1 reason):" in text
+    # detail='all' still lists every test.
+    _, everything, _ = await answer(tmp_path / "suite", {"detail": "all"})
+    assert len(everything["tests"]) + everything["omitted_tests"] == 4972 + 354 + 17
+
+
+async def test_a_clean_10000_test_run_costs_only_the_two_empty_lists_more_than_before(tmp_path: Path) -> None:
+    # Not a regression test: an invariant. 760cd42 answered 301 bytes; `"groups":[],"reasons":[]` adds 24.
+    size, structured, _ = await one_case(tmp_path, "10,000 passing, no skips")
+
+    assert structured["summary"]["passed"] == 10_000
+    assert (structured["groups"], structured["reasons"]) == ([], [])
+    assert size <= 301 + 24 + 8, size  # 8: the digits of the duration

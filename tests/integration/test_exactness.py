@@ -174,10 +174,10 @@ async def test_awkward_node_ids_are_pytests_own_and_run_back_through_the_tool(ba
     root = project("project_config")
     collected = pytest_collect(bare_python, root, CollectSpec(keywords="awkward"))
     async with connect(root=root, python=bare_python) as client:
-        first = await client.call_tool("execute_tests", {"keywords": "awkward"})
+        first = await client.call_tool("execute_tests", {"keywords": "awkward", "detail": "all"})
         assert first.structured_content is not None
-        failing = [test["node_id"] for test in first.structured_content["tests"]]
-        again = await client.call_tool("execute_tests", {"node_ids": failing})
+        failing = [test["node_id"] for test in first.structured_content["tests"] if test["outcome"] != "passed"]
+        again = await client.call_tool("execute_tests", {"node_ids": failing, "detail": "all"})
         assert again.structured_content is not None
 
     assert sorted(failing) == sorted(collected.node_ids)

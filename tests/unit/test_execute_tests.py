@@ -35,17 +35,17 @@ async def test_test_failures_are_a_result_with_exact_counts(runner: FakeTestRunn
     )
 
 
-async def test_failures_detail_lists_every_non_passing_report_and_no_passing_one(
+async def test_failures_detail_answers_failures_by_group_and_skips_by_reason_and_lists_no_test_twice(
     runner: FakeTestRunner, policy: RequestPolicy
 ) -> None:
     result = await run(runner, policy)
 
-    assert {t.node_id for t in result.tests} == {
-        "tests/test_math.py::test_div",
-        "tests/test_io.py::TestFiles::test_read",
-        "tests/test_io.py::TestFiles::test_write",
-        "tests/test_flaky.py::test_known",
-    }
+    assert [(g.count, g.outcome, g.members) for g in result.groups] == [
+        (1, "failed", ("tests/test_math.py::test_div",)),
+        (1, "error", ("tests/test_io.py::TestFiles::test_write",)),
+    ]
+    assert [(r.outcome, r.count) for r in result.reasons] == [("skipped", 1), ("xfailed", 1)]
+    assert result.tests == ()  # the groups and reasons say it all
 
 
 async def test_detail_all_lists_passing_tests_and_summary_lists_none(
@@ -64,8 +64,8 @@ async def test_show_capture_off_strips_captured_output(runner: FakeTestRunner, p
     shown = await run(runner, policy)
     hidden = await run(runner, policy, show_capture=False)
 
-    assert any(t.stdout == "setup log" for t in shown.tests)
-    assert all(t.stdout is None and t.stderr is None for t in hidden.tests)
+    assert any(g.representative.stdout == "setup log" for g in shown.groups)
+    assert all(g.representative.stdout is None and g.representative.stderr is None for g in hidden.groups)
 
 
 async def test_failfast_is_passed_to_the_runner_as_maxfail_one(runner: FakeTestRunner, policy: RequestPolicy) -> None:

@@ -59,10 +59,8 @@ async def test_a_run_still_going_answers_running_with_the_failures_so_far(tmp_pa
     assert answer["exit_code"] is None
     summary = {key: answer["summary"][key] for key in ("total", "passed", "failed", "skipped")}
     assert summary == {"total": 5, "passed": 1, "failed": 1, "skipped": 1}
-    assert [(t["node_id"], t["outcome"]) for t in answer["tests"]] == [
-        ("tests/test_a.py::test_2", "failed"),
-        ("tests/test_a.py::test_3", "skipped"),
-    ]
+    assert [(g["members"], g["outcome"]) for g in answer["groups"]] == [(["tests/test_a.py::test_2"], "failed")]
+    assert [(r["outcome"], r["count"]) for r in answer["reasons"]] == [("skipped", 1)]
     text = running.content[0].text  # type: ignore[union-attr]
     assert text.startswith("Still running: 3 of 5 tests done")
     assert f'get_test_run with {{"run_id": "{answer["run_id"]}"}}' in text
@@ -77,7 +75,8 @@ async def test_the_final_answer_through_get_test_run_equals_an_undetached_call(t
     runner = project().hold(after=2)
     async with connect(runner, root=tmp_path, detach_after=DETACH) as client:
         running = await structured(client, "execute_tests", {"detail": detail})
-        assert len(running["tests"]) == {"summary": 0, "failures": 1, "all": 2}[detail]
+        listed = (len(running["tests"]), sum(group["count"] for group in running["groups"]))
+        assert listed == {"summary": (0, 0), "failures": (0, 1), "all": (2, 1)}[detail]
         still = await structured(client, "get_test_run", {"run_id": running["run_id"], "wait": 0.01})
         assert still["status"] == "running"
         runner.release()
@@ -87,9 +86,11 @@ async def test_the_final_answer_through_get_test_run_equals_an_undetached_call(t
     # Each run has an id of its own, kept with its failures; the rest of the answer is the same.
     final_answer, undetached_answer = dict(final.structured_content or {}), dict(undetached.structured_content or {})
     assert final_answer.pop("run_id") == running["run_id"]
-    assert len(undetached_answer.pop("run_id")) == len(running["run_id"])
+    undetached_answer_id = undetached_answer.pop("run_id")
+    assert len(undetached_answer_id) == len(running["run_id"])
     assert final_answer == undetached_answer
-    assert final.content[0].text == undetached.content[0].text  # type: ignore[union-attr]
+    undetached_text = undetached.content[0].text.replace(undetached_answer_id, running["run_id"])  # type: ignore[union-attr]
+    assert final.content[0].text == undetached_text  # type: ignore[union-attr]
     assert "status" not in (final.structured_content or {})
     assert again.structured_content == final.structured_content  # kept for --run-ttl, not consumed
 

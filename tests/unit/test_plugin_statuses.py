@@ -10,6 +10,7 @@ from pytest_mcp.adapters.mcp.presenter import render_run
 from pytest_mcp.adapters.pytest_subprocess.runner import _reproducible
 from pytest_mcp.domain.check_environment import plugin_effect
 from pytest_mcp.domain.execute_tests import _listed
+from pytest_mcp.domain.groups import failure_groups
 from pytest_mcp.domain.models import ReportedTest, RunResult, Summary
 from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.domain.text import current_thread_only
@@ -42,15 +43,15 @@ def test_a_test_that_passed_after_a_rerun_is_listed_by_default_as_flaky() -> Non
     policy = RequestPolicy(root=Path("/"))
     plain = ReportedTest(node_id="tests/test_a.py::test_ok", outcome="passed", phase="call")
 
-    listed = _listed(ExecuteTestsRequest.parse({}, policy), (plain, flaky(2)))
+    tests, groups, reasons = _listed(ExecuteTestsRequest.parse({}, policy), (plain, flaky(2)))
 
-    assert listed == (flaky(2),)
-    assert _listed(ExecuteTestsRequest.parse({"detail": "summary"}, policy), (plain, flaky(2))) == ()
+    assert (tests, groups, reasons) == ((flaky(2),), (), ())
+    assert _listed(ExecuteTestsRequest.parse({"detail": "summary"}, policy), (plain, flaky(2))) == ((), (), ())
 
 
 def test_the_text_says_a_pass_was_flaky_and_how_a_failure_ended_after_its_reruns() -> None:
     summary = Summary.from_counts({"passed": 1, "failed": 1, "rerun": 4}, total=2, duration=0.5)
-    result = RunResult(exit_code=1, summary=summary, tests=(flaky(2), flaky(2, "failed")))
+    result = RunResult(exit_code=1, summary=summary, tests=(flaky(2),), groups=failure_groups([flaky(2, "failed")]))
 
     text = render_run(result)
 

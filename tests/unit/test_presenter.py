@@ -6,28 +6,39 @@ from mcp_types import CallToolResult
 
 from pytest_mcp.adapters.mcp.presenter import McpPresenter
 from pytest_mcp.adapters.mcp.schemas import shipped_schemas
+from pytest_mcp.domain.groups import failure_groups, skip_reasons
 from pytest_mcp.domain.models import CollectedTest, DiscoveryResult, ReportedTest, RunResult, Summary
+
+
+def grouped(result: RunResult, *, listed: bool = True) -> RunResult:
+    """`result` as ExecuteTests answers it: its reports grouped, and listed too (detail='all') when `listed`."""
+    update = {"groups": failure_groups(result.tests), "reasons": skip_reasons(result.tests)}
+    return result.model_copy(update=update if listed else update | {"tests": ()})
 
 
 def a_result() -> RunResult:
     traceback = "\n".join(f"frame {i}" for i in range(40)) + "\nE   assert 1 == 2\ntests/test_a.py:9: AssertionError"
-    return RunResult(
-        exit_code=1,
-        summary=Summary(total=4, passed=2, failed=1, errors=1, skipped=1, deselected=3, duration=0.5),
-        tests=(
-            ReportedTest(
-                node_id="tests/test_a.py::test_eq",
-                outcome="failed",
-                phase="call",
-                location="tests/test_a.py:7",
-                message="assert 1 == 2",
-                traceback=traceback,
-                stdout="debug line\n",
+    return grouped(
+        RunResult(
+            exit_code=1,
+            summary=Summary(total=4, passed=2, failed=1, errors=1, skipped=1, deselected=3, duration=0.5),
+            tests=(
+                ReportedTest(
+                    node_id="tests/test_a.py::test_eq",
+                    outcome="failed",
+                    phase="call",
+                    location="tests/test_a.py:7",
+                    message="assert 1 == 2",
+                    traceback=traceback,
+                    stdout="debug line\n",
+                ),
+                ReportedTest(node_id="tests/test_a.py::test_td", outcome="error", phase="teardown", message="boom"),
+                ReportedTest(
+                    node_id="tests/test_a.py::test_sk", outcome="skipped", phase="setup", message="Skipped: x"
+                ),
             ),
-            ReportedTest(node_id="tests/test_a.py::test_td", outcome="error", phase="teardown", message="boom"),
-            ReportedTest(node_id="tests/test_a.py::test_sk", outcome="skipped", phase="setup", message="Skipped: x"),
-        ),
-        command=("python", "-m", "pytest"),
+            command=("python", "-m", "pytest"),
+        )
     )
 
 
@@ -44,8 +55,10 @@ def test_the_text_block_is_a_compact_reading_not_a_copy_of_the_json() -> None:
     text = result.content[0].text  # type: ignore[union-attr]
 
     assert text.splitlines()[0] == "1 failed, 2 passed, 1 skipped, 3 deselected, 1 error in 0.50s (exit code 1)"
-    assert "FAILED tests/test_a.py::test_eq (tests/test_a.py:7)" in text
-    assert "ERROR tests/test_a.py::test_td [teardown]" in text
+    # A group of one is its test's report under the group's id.
+    assert "] FAILED tests/test_a.py::test_eq (tests/test_a.py:7)\n" in text
+    assert "] ERROR tests/test_a.py::test_td [teardown]\n" in text
+    assert "1 skipped (1 reason):\n  1 Skipped: x" in text
     assert "E   assert 1 == 2" in text
     assert "frame 0\n" not in text  # the traceback is trimmed to its last lines
     assert "captured stdout:" in text
@@ -92,6 +105,8 @@ def test_an_all_pass_answer_is_its_exit_code_and_counts() -> None:
     assert presented.structured_content == {
         "exit_code": 0,
         "summary": ZERO_COUNTS | {"total": 2000, "passed": 2000, "duration": 1.25},
+        "groups": [],
+        "reasons": [],
         "tests": [],
         "collection_errors": [],
     }
@@ -115,11 +130,14 @@ def test_each_failing_subtest_says_which_subtest_it_is() -> None:
         tests=(subtest("i=1"), subtest("i=3")),
         command=("python",),
     )
+    result = grouped(result, listed=False)
 
     text = McpPresenter().present_run(result).content[0].text  # type: ignore[union-attr]
 
-    assert "  subtest [parity] (i=1): assert 1 == 0" in text
-    assert "  subtest [parity] (i=3): assert 1 == 0" in text
+    # One group (the same assertion); its members say which subtests, its evidence is the first one's.
+    assert "2 tests fail the same way: AssertionError" in text
+    assert "members: tests/test_a.py::test_parity [parity] (i=1), tests/test_a.py::test_parity [parity] (i=3)" in text
+    assert "    subtest [parity] (i=1): assert 1 == 0" in text
 
 
 CHAINED = """def test_total():
@@ -148,7 +166,7 @@ def _failure_text(traceback: str) -> list[str]:
         ),
         command=("python", "-m", "pytest"),
     )
-    text = McpPresenter().present_run(result).content[0].text  # type: ignore[union-attr]
+    text = McpPresenter().present_run(grouped(result, listed=False)).content[0].text  # type: ignore[union-attr]
     return text.split("FAILED tests/test_shop.py::test_total\n", 1)[1].splitlines()
 
 

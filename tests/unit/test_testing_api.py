@@ -16,6 +16,7 @@ EXPECTED_ALL = [
     "RECORDING_FORMAT",
     "RECORDING_VERSION",
     "CollectSpec",
+    "FailureGroup",
     "FailureKind",
     "FakeTestRunner",
     "Outcome",
@@ -23,6 +24,7 @@ EXPECTED_ALL = [
     "RunSpec",
     "ScriptError",
     "ScriptedTest",
+    "SkipReason",
     "connect",
 ]
 RUNNER_API = [

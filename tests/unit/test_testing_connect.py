@@ -11,7 +11,7 @@ import pytest
 import structlog
 from mcp import MCPError
 
-from pytest_mcp.testing import FakeTestRunner, RunSpec, ScriptError, connect
+from pytest_mcp.testing import FailureGroup, FakeTestRunner, RunSpec, ScriptError, SkipReason, connect
 from tests.answers import TOOLS, call_error
 
 pytestmark = pytest.mark.anyio
@@ -234,3 +234,24 @@ async def test_processes_the_tests_left_running_are_scripted_and_answered_as_the
         runner.leave_running("sleep 1", node_id="tests/test_b.py::test_x")
     with pytest.raises(ScriptError, match="containment: must be one of subreaper, process_group"):
         runner.script_environment(containment="cgroup")  # type: ignore[arg-type]
+
+
+async def test_scripted_failures_are_answered_by_group_as_real_ones_are(tmp_path: Path) -> None:
+    runner = FakeTestRunner()
+    for i in range(30):
+        runner.script(f"tests/test_price.py::test_vat[{i}]", "failed", message=f"assert {i + 1} == {i}", line=8)
+    runner.script("tests/test_price.py::test_rate", "failed", message="KeyError: 'GBP'", line=20)
+    runner.script("tests/test_price.py::test_net", "skipped", message="Skipped: needs network")
+    async with connect(runner, root=tmp_path) as client:
+        answer = (await client.call_tool("execute_tests", {})).structured_content or {}
+
+    vat, rate = (FailureGroup.model_validate(group) for group in answer["groups"])
+    assert (vat.count, vat.exception, vat.crash, vat.members) == (
+        30,
+        "AssertionError",
+        "tests/test_price.py:8",
+        ("tests/test_price.py::test_vat[{0-29}]",),
+    )
+    assert (rate.count, rate.exception, rate.message) == (1, "KeyError", "KeyError: <str>")
+    assert [SkipReason.model_validate(reason).count for reason in answer["reasons"]] == [1]
+    assert answer["tests"] == []

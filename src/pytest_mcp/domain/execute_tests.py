@@ -6,7 +6,8 @@ from typing import Generic, Literal, TypeVar
 
 from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
-from pytest_mcp.domain.models import CoverageReport, ReportedTest, RunResult, StoppedProcesses
+from pytest_mcp.domain.groups import failure_groups, skip_reasons
+from pytest_mcp.domain.models import CoverageReport, FailureGroup, ReportedTest, RunResult, SkipReason, StoppedProcesses
 from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
 from pytest_mcp.domain.requests import ExecuteTestsRequest, GetTestRunRequest, RequestPolicy
@@ -32,8 +33,11 @@ class ExecuteTests(Generic[T]):
     - Exit 2 (interrupted, including collection errors), 3 (internal error), 4 (usage error),
       a timeout, a fatal signal, pytest being unavailable, and any exit without a finished
       session raise ExecutionFailed: there is no result to trust.
-    - `detail` decides which reports are listed: none ('summary'), non-passing and flaky (passed
-      after a rerun; 'failures', the default), or every report ('all'). Counts are always complete.
+    - Failures, errors and xpasses are answered by cause: `groups`, one per root-cause signature
+      with one full report each (domain.groups, ADR 0014); skips and xfails by reason (`reasons`).
+    - `detail` decides what is listed: counts only ('summary'); the groups and reasons, and in `tests`
+      only what they do not cover, a test that passed on a rerun ('failures', the default); the
+      groups, the reasons and every report ('all'). Counts are always complete.
     - A clean run (exit code 0 or 5, no collection errors) is answered with its exit code and
       counts (and any listed reports): no `text_output` and no `command`, so an all-pass answer
       has the same small size whatever the number of tests. `detail='all'` keeps both, with a
@@ -113,7 +117,7 @@ class ExecuteTests(Generic[T]):
         if summary is None or exit_code is None:  # pragma: no cover - execution_failure rules this out
             raise AssertionError("a finished run has a summary and an exit code")
 
-        tests = _listed(request, report.tests)
+        tests, groups, reasons = _listed(request, report.tests)
         clean = exit_code in (0, 5) and not report.collection_errors
         failures_listed = not clean and request.detail != "summary"
         # A clean run's counts say all there is: no output to read, no command to reproduce.
@@ -128,6 +132,8 @@ class ExecuteTests(Generic[T]):
         result = RunResult(
             exit_code=exit_code,
             summary=summary,
+            groups=groups,
+            reasons=reasons,
             tests=tests,
             collection_errors=report.collection_errors,
             command=command,
@@ -154,13 +160,16 @@ class ExecuteTests(Generic[T]):
     ) -> T:
         """How far a run that goes on after its call has got: the counts of the tests finished so
         far, and their reports listed as the final answer will list them."""
+        tests, groups, reasons = _listed(request, tuple(watch.tests))
         result = RunResult(
             status=status,
             run_id=run_id,
             progress=watch.progress(),
             exit_code=None,
             summary=watch.summary(),
-            tests=_listed(request, tuple(watch.tests)),
+            groups=groups,
+            reasons=reasons,
+            tests=tests,
         )
         return self._presenter.present_run(result)
 
@@ -188,17 +197,28 @@ def _stopped(commands: tuple[str, ...]) -> StoppedProcesses | None:
     return StoppedProcesses(count=len(commands), commands=commands[:MAX_LISTED_STOPPED])
 
 
-def _listed(request: ExecuteTestsRequest, reports: tuple[ReportedTest, ...]) -> tuple[ReportedTest, ...]:
-    """The reports the answer lists, by `detail`, without captured output unless `show_capture`."""
+def _listed(
+    request: ExecuteTestsRequest, reports: tuple[ReportedTest, ...]
+) -> tuple[tuple[ReportedTest, ...], tuple[FailureGroup, ...], tuple[SkipReason, ...]]:
+    """(tests, groups, reasons) as `detail` lists them, without captured output unless `show_capture`."""
     if request.detail == "summary":
-        tests: tuple[ReportedTest, ...] = ()
-    elif request.detail == "failures":
-        tests = tuple(test for test in reports if test.outcome != "passed" or test.reruns)  # flaky passes too
-    else:
-        tests = reports
+        return (), (), ()
     if not request.show_capture:
-        tests = tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in tests)
-    return tests
+        reports = tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in reports)
+    groups = failure_groups(reports)
+    # A report's exception and crash site are its group's signature, said once, by the group.
+    groups = tuple(group.model_copy(update={"representative": _bare(group.representative)}) for group in groups)
+    if request.detail == "failures":
+        tests = tuple(test for test in reports if test.outcome == "passed" and test.reruns)  # flaky passes
+    else:
+        tests = tuple(map(_bare, reports))
+    return tests, groups, skip_reasons(reports)
+
+
+def _bare(test: ReportedTest) -> ReportedTest:
+    if test.exception is None and test.crash is None:
+        return test
+    return test.model_copy(update={"exception": None, "crash": None})
 
 
 # The title of pytest's last section: one line per failure and error, then the summary line.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -161,10 +162,54 @@ class ReportedTest(_Value):
         "test is flaky: it is listed although it passed.",
     )
     first_failure: str | None = Field(None, description="With reruns: the message of its first failed attempt.")
+    # What a failure's group is made of; an answer says it once, in the group, and leaves it out here.
+    exception: str | None = Field(None, description="A failure's exception type, e.g. `ValueError`, when known.")
+    crash: str | None = Field(
+        None,
+        description="A failure's crash site: file:line of the deepest frame in the project's own code (not "
+        "site-packages or the standard library), which is not always the test's line.",
+    )
 
     @property
     def is_failure(self) -> bool:
         return self.outcome in ("failed", "error")
+
+
+class FailureGroup(_Value):
+    """Non-passing reports that fail the same way: the same root-cause signature (ADR 0014)."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset(
+        {"id", "count", "outcome", "phase", "exception", "message", "crash", "title", "members", "compressed"}
+    )
+
+    id: str = Field(description="The group's id: the same signature always has the same id; get_test_run takes it.")
+    count: int = Field(description="How many reports share the signature.")
+    outcome: Outcome
+    phase: Phase
+    exception: str | None = Field(description="The exception's type name; null when the report gives none.")
+    message: str = Field(
+        description="The first line of the message as the signature reads it: numbers, quoted literals, "
+        "addresses, temporary paths and parameter ids masked (<n>, <str>, <addr>, <tmp>, <param>)."
+    )
+    crash: str | None = Field(
+        description="file:line of the deepest frame in the project's code (else the test's own location)."
+    )
+    title: str = Field(description="The signature in words, e.g. `180 tests fail the same way: ValueError in ...`.")
+    representative: ReportedTest = Field(description="The first member's full report: the group's evidence.")
+    members: tuple[str, ...] = Field(
+        description="The members' node ids, in run order, compressed where a pattern allows (see `compressed`)."
+    )
+    compressed: str = Field(description="How `members` was compressed; empty when it lists every node id as is.")
+
+
+class SkipReason(_Value):
+    """Skipped or xfailed reports that give the same reason."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"outcome", "reason", "count"})
+
+    outcome: Literal["skipped", "xfailed"]
+    reason: str = Field(description="The reason as pytest gives it, e.g. `Skipped: needs network`.")
+    count: int
 
 
 class CollectionError(_Value):
@@ -236,7 +281,9 @@ class RunResult(_Value):
     answer.
     """
 
-    always_present: ClassVar[frozenset[str]] = frozenset({"exit_code", "summary", "tests", "collection_errors"})
+    always_present: ClassVar[frozenset[str]] = frozenset(
+        {"exit_code", "summary", "groups", "reasons", "tests", "collection_errors"}
+    )
 
     status: Literal["finished", "running", "cancelled"] = Field(
         "finished",
@@ -258,8 +305,18 @@ class RunResult(_Value):
     summary: Summary = Field(
         description="pytest's counts; while running, the counts of the tests finished so far, from their reports."
     )
+    groups: tuple[FailureGroup, ...] = Field(
+        (),
+        description="Failures, errors and xpasses grouped by root-cause signature, largest group first, each with "
+        "one full report; empty with detail='summary'.",
+    )
+    reasons: tuple[SkipReason, ...] = Field(
+        (), description="Skips and xfails grouped by reason, largest first; empty with detail='summary'."
+    )
     tests: tuple[ReportedTest, ...] = Field(
-        (), description="Non-passing reports by default; every report with detail='all'; none with 'summary'."
+        (),
+        description="Every report with detail='all'; by default only what `groups` and `reasons` do not cover (a "
+        "test that passed on a rerun); none with 'summary'.",
     )
     collection_errors: tuple[CollectionError, ...] = ()
     command: tuple[str, ...] = Field(
@@ -271,6 +328,11 @@ class RunResult(_Value):
     omitted_tests: int = Field(
         0, description="Test reports left out of `tests` to keep the response within its size budget."
     )
+    omitted_groups: int = Field(
+        0,
+        description="The smallest groups left out of `groups` to keep the response within its size budget; "
+        "get_test_run with run_id reaches them.",
+    )
     coverage: CoverageReport | None = Field(None, description="With coverage=true: totals and the worst files.")
     stopped_processes: StoppedProcesses | None = Field(
         None,
@@ -281,16 +343,35 @@ class RunResult(_Value):
     notes: tuple[str, ...] = Field((), description="What the server did that the call did not ask for, in words.")
 
 
+class ModuleCount(_Value):
+    """How many of the collected tests one file holds."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"file", "tests"})
+
+    file: str = Field(description="The file as node ids start with it; discover_tests' `path` takes it.")
+    tests: int
+
+
+def count_by_module(files: Iterable[str]) -> tuple[ModuleCount, ...]:
+    """Tests per file, in the order the files first appear."""
+    return tuple(ModuleCount(file=file, tests=count) for file, count in Counter(files).items())
+
+
 class DiscoveryResult(_Value):
-    """The answer to discover_tests: the collected tests, in collection order, and every collection error."""
+    """The answer to discover_tests: tests per file, the collected tests in collection order, and every
+    collection error."""
 
     always_present: ClassVar[frozenset[str]] = frozenset(
-        {"exit_code", "total", "deselected", "tests", "collection_errors"}
+        {"exit_code", "total", "deselected", "modules", "tests", "collection_errors"}
     )
 
     exit_code: int
     total: int
     deselected: int = 0
+    modules: tuple[ModuleCount, ...] = Field(
+        (), description="Every file with collected tests and how many, in collection order: the map before the ids."
+    )
+    omitted_modules: int = Field(0, description="Files left out of `modules` (the last ones) to stay within budget.")
     tests: tuple[CollectedTest, ...] = ()
     collection_errors: tuple[CollectionError, ...] = ()
     command: tuple[str, ...]

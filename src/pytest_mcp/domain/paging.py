@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_mcp.domain.errors import FieldError, InvalidArguments
+from pytest_mcp.domain.groups import members_of
 from pytest_mcp.domain.models import ReportedTest, RunPage, RunResult
 from pytest_mcp.domain.requests import GetTestRunRequest
 
@@ -19,7 +20,8 @@ def kept_reports(reports: tuple[ReportedTest, ...]) -> tuple[ReportedTest, ...]:
 
 
 def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
-    """The reports `request` asks for (its node ids, or all) from its offset on, with the run's counts.
+    """The reports `request` asks for (its node ids, a group's members, or all) from its offset on, with
+    the run's counts.
 
     The presenter decides how many fit; `page.next_offset` is set once it has.
     """
@@ -34,6 +36,10 @@ def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
             )
         wanted = set(request.node_ids)
         reports = tuple(test for test in reports if test.node_id in wanted)
+    if request.group is not None:
+        reports = members_of(request.group, reports)
+        if not reports:
+            raise InvalidArguments(request.tool, [FieldError("group", "not a failure group of this run")])
     if request.offset > len(reports):
         raise InvalidArguments(
             request.tool, [FieldError("offset", f"is {request.offset}; the run kept {len(reports)} reports")]
@@ -41,6 +47,10 @@ def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
     return kept.model_copy(
         update={
             "tests": reports[request.offset :],
+            # A page is the reports; the run's first answer gave its groups and reasons.
+            "groups": (),
+            "reasons": (),
+            "omitted_groups": 0,
             "page": RunPage(offset=request.offset, total=len(reports)),
             "omitted_tests": 0,
             "command": (),

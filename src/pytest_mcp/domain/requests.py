@@ -327,6 +327,11 @@ class GetTestRunRequest(_Request):
         default_factory=list,
         description="Of a finished run: these tests' full reports (each must be one of its non-passing tests).",
     )
+    group: str | None = Field(
+        None,
+        pattern=r"^g[0-9a-f]{10,16}$",
+        description="Of a finished run: the full reports of this failure group's members (its `id` in `groups`).",
+    )
     offset: int = Field(
         0,
         ge=0,
@@ -337,7 +342,7 @@ class GetTestRunRequest(_Request):
     @property
     def pages(self) -> bool:
         """Whether the call asks for reports of the run rather than its answer."""
-        return bool(self.node_ids) or self.offset > 0 or "offset" in self.model_fields_set
+        return bool(self.node_ids) or self.group is not None or self.offset > 0 or "offset" in self.model_fields_set
 
     def wait_cut(self, policy: RequestPolicy) -> bool:
         """The wait asked for is longer than a call may wait."""

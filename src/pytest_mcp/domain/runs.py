@@ -6,7 +6,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from pytest_mcp.domain.models import CollectedTest, CollectionError, CoverageReport, ReportedTest, Summary, _Value
+from pytest_mcp.domain.models import (
+    CollectedTest,
+    CollectionError,
+    CoverageReport,
+    ModuleCount,
+    ReportedTest,
+    Summary,
+    _Value,
+)
 
 TerminationKind = Literal[
     "exited",
@@ -91,6 +99,7 @@ class CollectionReport(_Value):
     finished: bool = Field(False, description="True when pytest completed its collection session.")
     tests: tuple[CollectedTest, ...] = ()
     unlisted: int = Field(0, description="Collected tests after `tests`, counted but not described (max_listed).")
+    modules: tuple[ModuleCount, ...] = Field((), description="Every collected test counted by file, listed or not.")
     deselected: int = 0
     collection_errors: tuple[CollectionError, ...] = ()
     stdout: str = ""

@@ -30,6 +30,9 @@ FakeTestRunner(tests=(), *, root=None, plugins=())
     .from_dict(script, *, root=None), .from_recording(source), .to_recording()
     .calls, .tests, .root                          what it was asked; what it plays; its root
 ScriptedTest           one scripted test (a frozen pydantic model)
+FailureGroup, SkipReason   an answer's `groups` and `reasons` entries: tests that fail the same way
+    (same outcome, phase, exception, masked message and crash site) and skips by reason; scripted
+    failures group as real ones do (ADR 0014), e.g. `FailureGroup.model_validate(answer["groups"][0])`
 Outcome, Phase, FailureKind                        the literal types of script() and fail_with()
 RunSpec, CollectSpec   what `calls` holds: one per execute_tests / discover_tests
 ScriptError            any wrong argument, raised by the call that received it, naming it
@@ -47,7 +50,7 @@ import typing as _typing
 
 from pytest_mcp.adapters.fake.recording import RECORDING_FORMAT, RECORDING_VERSION
 from pytest_mcp.adapters.fake.runner import FailureKind, FakeTestRunner, ScriptedTest, ScriptError
-from pytest_mcp.domain.models import Outcome, Phase
+from pytest_mcp.domain.models import FailureGroup, Outcome, Phase, SkipReason
 from pytest_mcp.domain.runs import CollectSpec, RunSpec
 from pytest_mcp.testing._connect import connect
 
@@ -55,6 +58,7 @@ __all__ = [
     "RECORDING_FORMAT",
     "RECORDING_VERSION",
     "CollectSpec",
+    "FailureGroup",
     "FailureKind",
     "FakeTestRunner",
     "Outcome",
@@ -62,6 +66,7 @@ __all__ = [
     "RunSpec",
     "ScriptError",
     "ScriptedTest",
+    "SkipReason",
     "connect",
 ]
 

@@ -9,7 +9,7 @@ from pytest_mcp.adapters.fake.failures import ScriptedFailure
 from pytest_mcp.adapters.fake.script import ROOT_MARK, ScriptedTest
 from pytest_mcp.adapters.fake.selection import UsageError
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words, interrupted
-from pytest_mcp.domain.models import CollectedTest, CollectionError, ReportedTest, Summary
+from pytest_mcp.domain.models import CollectedTest, CollectionError, ReportedTest, Summary, count_by_module
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 
 # What faulthandler prints for the fatal signals it handles; other signals leave no dump.
@@ -178,6 +178,7 @@ def as_collection(
             CollectedTest(node_id=test.node_id, file=test.file, line=test.line, markers=test.markers) for test in listed
         ),
         unlisted=len(collected) - len(listed),
+        modules=count_by_module(test.file for test in collected),
         deselected=report.summary.deselected if report.summary else 0,
         collection_errors=report.collection_errors,
         stdout=report.stdout,

@@ -11,6 +11,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pytest_mcp.domain.errors import field_errors
+from pytest_mcp.domain.groups import traceback_crash, traceback_exception
 from pytest_mcp.domain.models import Outcome, Phase, ReportedTest
 from pytest_mcp.domain.node_ids import NodeId
 
@@ -134,16 +135,20 @@ class ScriptedTest(BaseModel):
         def rooted(text: str | None) -> str | None:
             return text.replace(ROOT_MARK, root or ".") if text else text
 
+        traceback = rooted(self.traceback or _synthetic_traceback(self, message or "")) if failing else None
         report = ReportedTest(
             node_id=self.node_id,
             outcome=self.outcome,
             phase=phase,
             location=f"{self.file}:{self.line}" if self.line else self.file,
             message=rooted(message),
-            traceback=rooted(self.traceback or _synthetic_traceback(self, message or "")) if failing else None,
+            traceback=traceback,
             duration=self.duration,
             stdout=rooted(self.stdout or None) if failing else None,
             stderr=rooted(self.stderr or None) if failing else None,
+            # What the reporter reads from pytest's own traceback, read here from the scripted one.
+            exception=traceback_exception(traceback) if failing else None,
+            crash=traceback_crash(traceback) if failing else None,
         )
         if self.outcome == "error" and phase == "teardown":
             passed = ReportedTest(node_id=self.node_id, outcome="passed", phase="call", location=report.location)

@@ -12,6 +12,8 @@ from pytest_mcp.domain.models import (
     CollectedTest,
     CoverageReport,
     DiscoveryResult,
+    FailureGroup,
+    ModuleCount,
     ReportedTest,
     RunResult,
     StoppedProcesses,
@@ -22,6 +24,7 @@ from pytest_mcp.ports.presenter import ResultPresenter
 _TRACEBACK_LINES = 14
 _CAPTURE_LINES = 6
 _LISTED_NODE_IDS = 200
+_LISTED_MODULES = 20
 
 
 _LINE_CHARS = 300
@@ -85,25 +88,70 @@ def _render_failure(test: ReportedTest) -> list[str]:
     return lines
 
 
+def _render_group(group: FailureGroup) -> list[str]:
+    """The title and the members, then the first member's evidence, indented. A group of one is its
+    test's report under the group's id: its title would only repeat the report."""
+    representative = group.representative
+    if representative.is_failure:
+        report = _render_failure(representative)
+    else:
+        report = [f"{representative.outcome.upper()} {representative.node_id}: {representative.message or ''}"]
+    if group.count == 1:
+        return [f"[{group.id}] {report[0]}", *report[1:]]
+    lines = [f"[{group.id}] {group.title}", f"  members: {', '.join(group.members)}"]
+    return lines + [f"  {line}" for line in report]
+
+
+def _render_reasons(result: RunResult) -> list[str]:
+    lines = []
+    for outcome in ("skipped", "xfailed"):
+        reasons = [reason for reason in result.reasons if reason.outcome == outcome]
+        if reasons:
+            count = sum(reason.count for reason in reasons)
+            lines.append(f"{count} {outcome} ({len(reasons)} reason{'' if len(reasons) == 1 else 's'}):")
+            lines += [f"  {reason.count} {_short(reason.reason or '(no reason given)')}" for reason in reasons]
+    return lines
+
+
 def render_run(result: RunResult) -> str:
-    """A compact reading of the run for a model: the summary, then each failure with its evidence."""
+    """A compact reading of the run for a model: the summary, then each failure group, largest
+    first, with one report's evidence; skips and xfails by reason; then what else is listed."""
     lines = [_headline(result)]
-    failures = [test for test in result.tests if test.is_failure]
-    for test in failures:
+    for group in result.groups:
         lines.append("")
-        lines += _render_failure(test)
+        lines += _render_group(group)
+    notes = dict.fromkeys(group.compressed for group in result.groups if group.compressed)
+    if notes:
+        lines.append(f"(members: {'; '.join(notes)})")
+    if result.omitted_groups:
+        fetch = (
+            f'get_test_run with {{"run_id": "{result.run_id}", "offset": 0}} pages through every report'
+            if result.run_id and result.status == "finished"
+            else "run fewer tests to see them"
+        )
+        lines.append(
+            f"[... {result.omitted_groups} smaller groups left out to keep this answer within its size "
+            f"budget; {fetch} ...]"
+        )
+    reasons = _render_reasons(result)
+    if reasons:
+        lines.append("")
+        lines += reasons
     flaky = [test for test in result.tests if test.outcome == "passed" and test.reruns]
     if flaky:
         lines.append("")
         lines += [_render_flaky(test) for test in flaky]
-    others = [test for test in result.tests if test.outcome in ("xpassed", "skipped", "xfailed")]
-    if others:
+    listed = [test for test in result.tests if test.outcome != "passed"]
+    if listed:  # detail='all': every report is in structured content; the text names the others
         lines.append("")
-        lines += [f"{test.outcome.upper()} {test.node_id}: {test.message or ''}".rstrip(": ") for test in others]
+        lines += [f"{test.outcome.upper()} {test.node_id}" for test in listed]
     for error in result.collection_errors:
         lines.append(f"COLLECTION ERROR {error.node_id}: {error.message}")
     if result.page is not None:
         lines.append(_page_line(result))
+    elif result.run_id and result.status == "finished" and not result.omitted_tests and not result.omitted_groups:
+        # A group shows one member's report: every other one is kept for the run's TTL.
+        lines.append(f'[every report in full: get_test_run with {{"run_id": "{result.run_id}", "offset": 0}}]')
     elif result.omitted_tests:
         lines.append(
             f"[... {result.omitted_tests} more test reports left out to keep this answer within its size budget; "
@@ -177,14 +225,21 @@ def _render_coverage(coverage: CoverageReport) -> list[str]:
 
 
 def render_discovery(result: DiscoveryResult) -> str:
+    """The counts; for a collection too large to list in the text, the tests per file first and how
+    to narrow; then the node ids."""
     noun = "test" if result.total == 1 else "tests"
     head = f"{result.total} {noun} collected"
+    large = result.total > _LISTED_NODE_IDS and bool(result.modules)
+    if large:
+        head += f" in {len(result.modules) + result.omitted_modules} files"
     if result.deselected:
         head += f", {result.deselected} deselected"
     if result.collection_errors:
         errors = len(result.collection_errors)
         head += f", {errors} collection error{'' if errors == 1 else 's'}"
     lines = [head]
+    if large:
+        lines += _render_modules(result)
     lines += [test.node_id for test in result.tests[:_LISTED_NODE_IDS]]
     if len(result.tests) > _LISTED_NODE_IDS:
         lines.append(f"[... {len(result.tests) - _LISTED_NODE_IDS} more in structuredContent.tests ...]")
@@ -195,6 +250,20 @@ def render_discovery(result: DiscoveryResult) -> str:
         )
     lines += [f"COLLECTION ERROR {error.node_id}: {error.message}" for error in result.collection_errors]
     return "\n".join(lines)
+
+
+def _render_modules(result: DiscoveryResult) -> list[str]:
+    ranked = sorted(result.modules, key=lambda module: -module.tests)[:_LISTED_MODULES]
+    lines = ["tests per file, most first:"]
+    lines += [f"  {module.file}: {module.tests}" for module in ranked]
+    rest = len(result.modules) - len(ranked) + result.omitted_modules
+    if rest:
+        lines.append(f"  [... {rest} more files in structuredContent.modules ...]")
+    lines.append(
+        f'narrow with path (a file or directory, e.g. {{"path": "{ranked[0].file}"}}), keywords or markers; '
+        f"the first {_LISTED_NODE_IDS} node ids follow:"
+    )
+    return lines
 
 
 DEFAULT_MAX_RESPONSE_BYTES = 32_000
@@ -212,7 +281,7 @@ def _largest_count(most: int, fits: Callable[[int], bool]) -> int:
     return low
 
 
-def _json_bytes(value: RunResult | DiscoveryResult | CollectedTest) -> int:
+def _json_bytes(value: RunResult | DiscoveryResult | CollectedTest | ModuleCount) -> int:
     """The bytes of `value` as the answer carries it, serialised as the SDK serialises it."""
     return len(pydantic_core.to_json(value.wire()))
 
@@ -249,6 +318,8 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         )
 
     def _within_budget(self, result: RunResult) -> RunResult:
+        """Listed reports go first (passes, then skips and xfails, then failures from the end), then
+        the smallest groups: a group is the answer's unit, a listed report only its detail."""
         if _size(result) <= self._budget:
             return result
         priority = sorted(range(len(result.tests)), key=lambda i: (LISTING_PRIORITY[result.tests[i].outcome], i))
@@ -267,8 +338,18 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             return result.model_copy(update=update)
 
         count = _largest_count(len(result.tests), lambda count: _size(keeping(count)) <= self._budget)
-        # A page always moves on: one report (already trimmed by the reporter) rather than none.
-        return keeping(max(count, 1) if result.page is not None else count)
+        if result.page is not None:  # a page always moves on: one report (already trimmed) rather than none
+            return keeping(max(count, 1))
+        result = keeping(count)
+        if _size(result) <= self._budget:
+            return result
+        groups = result.groups
+
+        def keeping_groups(count: int) -> RunResult:
+            omitted = result.omitted_groups + len(groups) - count
+            return result.model_copy(update={"groups": groups[:count], "omitted_groups": omitted})
+
+        return keeping_groups(_largest_count(len(groups), lambda count: _size(keeping_groups(count)) <= self._budget))
 
     def present_discovery(self, result: DiscoveryResult) -> CallToolResult:
         result = self._discovery_within_budget(result)
@@ -276,6 +357,19 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             content=[TextContent(type="text", text=render_discovery(result))],
             structured_content=result.wire(),
         )
+
+    @staticmethod
+    def _modules_within(result: DiscoveryResult, budget: int) -> DiscoveryResult:
+        """The first files of `modules` whose entries fit in `budget` bytes; the rest are counted."""
+        sizes = [_json_bytes(module) + 1 for module in result.modules]
+        kept, used = 0, 0
+        while kept < len(sizes) and used + sizes[kept] <= budget:
+            used += sizes[kept]
+            kept += 1
+        if kept == len(sizes):
+            return result
+        omitted = result.omitted_modules + len(sizes) - kept
+        return result.model_copy(update={"modules": result.modules[:kept], "omitted_modules": omitted})
 
     def _discovery_within_budget(self, result: DiscoveryResult) -> DiscoveryResult:
         """The first tests, in collection order, that fit the budget; the rest are counted.
@@ -293,6 +387,7 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             items = prefix[count] + max(count - 1, 0)
             return empty + items + len(render_discovery(keeping(count)).encode())
 
+        result = self._modules_within(result, self._budget // 4)
         empty = _json_bytes(keeping(0))
         prefix = [0]
         for test in result.tests:

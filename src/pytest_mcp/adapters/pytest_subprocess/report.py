@@ -16,6 +16,7 @@ from pytest_mcp.domain.models import (
     CollectionError,
     CoverageFile,
     CoverageReport,
+    ModuleCount,
     ReportedTest,
     Summary,
 )
@@ -29,6 +30,7 @@ class ParsedReport:
     summary: Summary | None = None
     tests: list[ReportedTest] = field(default_factory=list)
     items: list[CollectedTest] = field(default_factory=list)
+    modules: list[ModuleCount] = field(default_factory=list)
     collection_errors: list[CollectionError] = field(default_factory=list)
     deselected: int = 0
     reproduce: tuple[str, ...] = ()  # options that repeat a plugin's seed or order (pytest-randomly)
@@ -72,6 +74,8 @@ def _apply(parsed: ParsedReport, kind: str | None, event: dict[str, Any]) -> Non
         parsed.tests.append(ReportedTest.model_validate(event))
     elif kind == protocol.ITEM:
         parsed.items.append(CollectedTest.model_validate(event))
+    elif kind == protocol.MODULES:
+        parsed.modules = [ModuleCount(file=str(file), tests=int(tests)) for file, tests in event["modules"]]
     elif kind == protocol.COLLECT_ERROR:
         parsed.collection_errors.append(CollectionError.model_validate(event))
     elif kind == protocol.SUMMARY:

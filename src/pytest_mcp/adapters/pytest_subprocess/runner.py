@@ -132,6 +132,7 @@ class SubprocessPytestRunner(TestRunner):
             finished=summary is not None,
             tests=tuple(run.parsed.items),
             unlisted=max(summary.total - len(run.parsed.items), 0) if summary is not None else 0,
+            modules=tuple(run.parsed.modules),
             deselected=run.parsed.deselected,
             collection_errors=tuple(run.parsed.collection_errors),
             stdout=run.outcome.stdout,

@@ -24,9 +24,11 @@ OPTION_LIST_LIMIT = "--pytest-mcp-list-limit"
 
 # Events: one JSON object a line, whose EVENT member names its kind.
 EVENT = "e"
-TEST = "test"  # a test report that is listed: node_id, outcome, phase, location, message, ...
+TEST = "test"  # a test report that is listed: node_id, outcome, phase, location, message, ...; a failure's
+# exception (type name) and crash (path:line of the deepest project frame) when pytest's report says
 COLLECT_ERROR = "collect_error"  # node_id, message, traceback
 ITEM = "item"  # a collected item (collect mode): node_id, file, line, markers
+MODULES = "modules"  # collect mode: modules, [[file, tests], ...] for every collected item, in order
 COLLECTED = "collected"  # total: how many tests will run (progress only)
 PROGRESS = "p"  # done, failed (progress only); short, as there is one per test
 SUMMARY = "summary"  # exit_code, total, counts (pytest's words), duration; written last

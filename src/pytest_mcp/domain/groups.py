@@ -1,0 +1,276 @@
+"""Failure groups and skip reasons: a run's reports by cause, not by test (ADR 0014). Pure."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pytest_mcp.domain.models import FailureGroup, Outcome, Phase, ReportedTest, SkipReason
+
+GROUPED: tuple[Outcome, ...] = ("failed", "error", "xpassed")
+REASONED: tuple[Outcome, ...] = ("skipped", "xfailed")
+MAX_MEMBER_ENTRIES = 12
+"""At most this many entries in a group's `members`; past it, node ids are counted by module."""
+MAX_MESSAGE_CHARS = 200
+_RANGE_PARTS = 6  # past this many ranges, a parameter set is written as a count and its bounds
+
+# Masks, applied in this order: a temporary path may hold numbers, a quoted literal may hold anything.
+_TEMPORARY_PATH = re.compile(
+    r"(?:/private)?/(?:tmp|var/folders|var/tmp)/\S*|\S*[/\\]pytest-of-[^/\\\s]+[/\\]\S*|[A-Za-z]:\\\S*\\Temp\\\S*"
+)
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?(?![\w])")
+_EXCEPTION_PREFIX = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failed)):")
+# pytest's long traceback ends each entry with `path:line: Type` (its last entry) or `path:line: ` (the others);
+# its short one with `path:line: in function`.
+_FILE_LOCATION = re.compile(r"^(?!E )(?P<path>[^\s:>][^:\n]*?\.py):(?P<line>\d+):(?: (?P<what>.*))?$", re.MULTILINE)
+_PARAMETRIZED = re.compile(r"^(?P<base>.*::[^:\[]*)\[(?P<param>.*)\]$")
+_LAST_INTEGER = re.compile(r"^(?P<prefix>.*?)(?P<number>0|[1-9]\d*)(?P<suffix>\D*)$")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What two reports must share to be one group: neither more (a missed merge) nor less (a wrong one)."""
+
+    outcome: Outcome
+    phase: Phase
+    exception: str | None
+    message: str
+    crash: str | None
+
+    @property
+    def id(self) -> str:
+        text = "\x1f".join((self.outcome, self.phase, self.exception or "", self.message, self.crash or ""))
+        return "g" + hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def traceback_exception(traceback: str | None) -> str | None:
+    """The exception type a pytest-layout traceback ends with (`path:line: TypeName`), if it does."""
+    located = _FILE_LOCATION.findall(traceback or "")
+    last = located[-1][2].strip() if located else ""
+    return last if last.isidentifier() else None
+
+
+def traceback_crash(traceback: str | None) -> str | None:
+    """`path:line` of the deepest project frame a pytest-layout traceback names, if any."""
+    for path, line, _what in reversed(_FILE_LOCATION.findall(traceback or "")):
+        if not _outside_project(path):
+            return f"{path}:{line}"
+    return None
+
+
+def exception_of(test: ReportedTest, message: str | None = None) -> str | None:
+    """The exception type: the reporter's, else the traceback's last entry, else the message's
+    (`message`, else the report's)."""
+    found = test.exception or traceback_exception(test.traceback)
+    if found:
+        return found
+    first = (message or test.message or "").lstrip()
+    if first.startswith("assert "):
+        return "AssertionError"
+    match = _EXCEPTION_PREFIX.match(first)
+    return match["name"].rsplit(".", 1)[-1] if match else None
+
+
+def crash_of(test: ReportedTest) -> str | None:
+    """The deepest project frame: the reporter's, else the traceback's, else the test's own location (so
+    that two tests whose crash site is unknown never meet by accident)."""
+    return test.crash or traceback_crash(test.traceback) or test.location
+
+
+def _outside_project(path: str) -> bool:
+    return path.startswith(("/", "<")) or "site-packages" in path or "dist-packages" in path
+
+
+def masked(message: str | None, node_id: str = "") -> str:
+    """The first line of `message` with its variable parts masked, cut at MAX_MESSAGE_CHARS."""
+    lines = (message or "").strip().splitlines()
+    text = lines[0].strip() if lines else ""
+    text = _TEMPORARY_PATH.sub("<tmp>", text)
+    text = _ADDRESS.sub("<addr>", text)
+    parametrized = _PARAMETRIZED.match(node_id)
+    if parametrized and len(parametrized["param"]) > 1 and not _NUMBER.fullmatch(parametrized["param"]):
+        # Whole words only: a parameter `ab` must not mask part of `abc`. Numbers are masked below.
+        text = re.sub(rf"(?<!\w){re.escape(parametrized['param'])}(?!\w)", "<param>", text)
+    text = _QUOTED.sub("<str>", text)
+    text = _NUMBER.sub("<n>", text)
+    return text[:MAX_MESSAGE_CHARS]
+
+
+def _subtest(test: ReportedTest) -> tuple[str, str] | None:
+    """(description, the failure's own message) of a subtest's report; None for any other report."""
+    if not test.message or not test.message.startswith("subtest "):
+        return None
+    head, _, message = test.message.partition(": ")
+    return head.removeprefix("subtest "), message
+
+
+def signature_of(test: ReportedTest) -> Signature:
+    subtest = _subtest(test)
+    message = subtest[1] if subtest else test.message
+    exception = exception_of(test, message)
+    return Signature(test.outcome, test.phase, exception, masked(message, test.node_id), crash_of(test))
+
+
+def member_name(test: ReportedTest) -> str:
+    """The node id; for a subtest, which share their test's node id, followed by its description."""
+    subtest = _subtest(test)
+    return f"{test.node_id} {subtest[0]}" if subtest else test.node_id
+
+
+def _grouped(reports: Iterable[ReportedTest]) -> list[tuple[str, Signature, list[ReportedTest]]]:
+    """(id, signature, reports) for each group, largest first, ties in the order first seen."""
+    found: dict[Signature, list[ReportedTest]] = {}
+    for test in reports:
+        if test.outcome in GROUPED:
+            found.setdefault(signature_of(test), []).append(test)
+    ranked = sorted(found.items(), key=lambda item: -len(item[1]))  # sorted() is stable
+    ids: set[str] = set()
+    grouped = []
+    for signature, members in ranked:
+        group_id = signature.id
+        while group_id in ids:  # a hash collision within one run: still unique, still deterministic
+            group_id += "x"
+        ids.add(group_id)
+        grouped.append((group_id, signature, members))
+    return grouped
+
+
+def failure_groups(reports: Iterable[ReportedTest]) -> tuple[FailureGroup, ...]:
+    """Failures, errors and xpasses grouped by signature, largest first (ties: first seen first).
+
+    Every such report is in exactly one group; the representative is the group's first report.
+    """
+    groups = []
+    for group_id, signature, members in _grouped(reports):
+        listed, compressed = compress_node_ids([member_name(test) for test in members])
+        groups.append(
+            FailureGroup(
+                id=group_id,
+                count=len(members),
+                outcome=signature.outcome,
+                phase=signature.phase,
+                exception=signature.exception,
+                message=signature.message,
+                crash=signature.crash,
+                title=title(signature, len(members)),
+                representative=members[0],
+                members=listed,
+                compressed=compressed,
+            )
+        )
+    return tuple(groups)
+
+
+def members_of(group_id: str, reports: Iterable[ReportedTest]) -> tuple[ReportedTest, ...]:
+    """The reports of the group with this id, in run order (empty for an id the run has not): a group's pages."""
+    for found, _signature, members in _grouped(reports):
+        if found == group_id:
+            return tuple(members)
+    return ()
+
+
+def skip_reasons(reports: Iterable[ReportedTest]) -> tuple[SkipReason, ...]:
+    """Skips and xfails by (outcome, exact reason), largest first; reasons are not masked (a skip hides no bug)."""
+    counts: dict[tuple[str, str], int] = {}
+    for test in reports:
+        if test.outcome in REASONED:
+            key = (test.outcome, (test.message or "").strip())
+            counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    return tuple(
+        SkipReason(outcome="skipped" if outcome == "skipped" else "xfailed", reason=reason, count=count)
+        for (outcome, reason), count in ranked
+    )
+
+
+_HEADS = {
+    "failed": ("1 test fails", "{} tests fail the same way"),
+    "error": ("1 test errors", "{} tests error the same way"),
+    "xpassed": ("1 test passes unexpectedly (XPASS)", "{} tests pass unexpectedly (XPASS) the same way"),
+}
+
+
+def title(signature: Signature, count: int) -> str:
+    """`180 tests fail the same way: ValueError at src/pkg/helper.py:42`; `1 test fails: ...` for one."""
+    one, many = _HEADS[signature.outcome]
+    head = one if count == 1 else many.format(count)
+    phase = f" in {signature.phase}" if signature.phase != "call" else ""
+    what = signature.exception or signature.message or "no message"
+    where = f" at {signature.crash}" if signature.crash else ""
+    return f"{head}{phase}: {what}{where}"
+
+
+def compress_node_ids(node_ids: Sequence[str]) -> tuple[tuple[str, ...], str]:
+    """Node ids as a few patterns, and how they were written (empty when every id is as given).
+
+    Integer parameters of one test become a range in braces: `t.py::test_f[{0-179}]`, `[case-{1,4,7-9}]`;
+    past MAX_MEMBER_ENTRIES entries, whole modules are counted: `t.py (37 tests)`.
+    """
+    entries: list[tuple[str, list[str]]] = []  # (pattern or node id, the node ids it stands for)
+    ranged: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
+    how: list[str] = []
+    unique = list(dict.fromkeys(node_ids))
+    if len(unique) < len(node_ids):  # a test that fails in its call and its teardown; a test's subtests
+        how.append("a node id reported more than once listed once")
+    for node_id in unique:
+        parametrized = _PARAMETRIZED.match(node_id)
+        integer = _LAST_INTEGER.match(parametrized["param"]) if parametrized else None
+        if parametrized is None or integer is None:
+            entries.append((node_id, [node_id]))
+            continue
+        key = (parametrized["base"], integer["prefix"], integer["suffix"])
+        if key not in ranged:
+            ranged[key] = []
+            entries.append((f"\x00{len(ranged) - 1}", []))
+        ranged[key].append((int(integer["number"]), node_id))
+    keys = list(ranged)
+    listed: list[tuple[str, list[str]]] = []
+    for text, ids in entries:
+        if not text.startswith("\x00"):
+            listed.append((text, ids))
+            continue
+        (base, prefix, suffix), numbered = keys[int(text[1:])], ranged[keys[int(text[1:])]]
+        numbers = sorted({number for number, _ in numbered})
+        if len(numbered) == 1 or len(numbers) != len(numbered):
+            listed += [(node_id, [node_id]) for _, node_id in numbered]
+            continue
+        ranges = _ranges(numbers)
+        listed.append((f"{base}[{prefix}{{{ranges}}}{suffix}]", [node_id for _, node_id in numbered]))
+        how.append("integer parameters as ranges in braces ({0-179}: every id from 0 to 179)")
+        if " values from " in ranges:
+            how.append(f"more than {_RANGE_PARTS} ranges as a count and its bounds")
+    if len(listed) > MAX_MEMBER_ENTRIES:
+        listed = _by_module([node_id for _, ids in listed for node_id in ids])
+        how = [note for note in how if "more than once" in note]  # no range is left
+        how.append(f"counted by module past {MAX_MEMBER_ENTRIES} entries; get_test_run with the group's id lists them")
+    return tuple(text for text, _ in listed), "; ".join(dict.fromkeys(how))
+
+
+def _by_module(node_ids: list[str]) -> list[tuple[str, list[str]]]:
+    modules: dict[str, list[str]] = {}
+    for node_id in node_ids:
+        modules.setdefault(node_id.split("::", 1)[0], []).append(node_id)
+    listed = [(ids[0] if len(ids) == 1 else f"{module} ({len(ids)} tests)", ids) for module, ids in modules.items()]
+    if len(listed) > MAX_MEMBER_ENTRIES:
+        rest = [node_id for _, ids in listed[MAX_MEMBER_ENTRIES - 1 :] for node_id in ids]
+        more = len(listed) - MAX_MEMBER_ENTRIES + 1
+        listed = [*listed[: MAX_MEMBER_ENTRIES - 1], (f"... {len(rest)} more tests in {more} more modules", rest)]
+    return listed
+
+
+def _ranges(numbers: list[int]) -> str:
+    parts: list[str] = []
+    start = previous = numbers[0]
+    for number in numbers[1:]:
+        if number != previous + 1:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+            start = number
+        previous = number
+    parts.append(str(start) if start == previous else f"{start}-{previous}")
+    if len(parts) > _RANGE_PARTS:
+        return f"{len(numbers)} values from {numbers[0]} to {numbers[-1]}"
+    return ",".join(parts)
