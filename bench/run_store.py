@@ -1,4 +1,4 @@
-"""Benchmark: runs in Redis (ADR 0014) against the in-memory default.
+"""Benchmark: runs in Redis (ADR 0016) against the in-memory default.
 
     .venv/bin/python bench/run_store.py [--rounds 5] [--polls 200] [--stored 1000]
 

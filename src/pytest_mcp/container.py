@@ -269,7 +269,7 @@ class Container(containers.DeclarativeContainer):
     tool_errors = providers.Selector(
         config.error_mode, result=providers.Singleton(ErrorResults), jsonrpc=providers.Singleton(JsonRpcErrors)
     )
-    # Where runs are found (ADR 0014): this instance's memory, or Redis shared by every instance.
+    # Where runs are found (ADR 0016): this instance's memory, or Redis shared by every instance.
     run_store = providers.Selector(
         providers.Callable(_store_kind, config.run_store),
         memory=providers.Singleton(_memory_run_store),

@@ -1,4 +1,4 @@
-"""More than one instance (ADR 0014): two servers behind HAProxy (examples/multi_instance/haproxy.cfg as
+"""More than one instance (ADR 0016): two servers behind HAProxy (examples/multi_instance/haproxy.cfg as
 written, round robin), their runs in a real redis-server with a password; each test starts from its own
 test file, and the servers, Redis and HAProxy are started and stopped here."""
 

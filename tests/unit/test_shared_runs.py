@@ -1,4 +1,4 @@
-"""Two DetachedRuns sharing one run store, as two instances share Redis (ADR 0014): found, finished,
+"""Two DetachedRuns sharing one run store, as two instances share Redis (ADR 0016): found, finished,
 cancelled and lost across instances, by owner; and the in-memory default publishes nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A run as every instance sees it in a shared run store (ADR 0014): its state, never its processes."""
+"""A run as every instance sees it in a shared run store (ADR 0016): its state, never its processes."""
 
 from __future__ import annotations
 

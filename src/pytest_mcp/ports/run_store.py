@@ -1,4 +1,4 @@
-"""The run-store port: where the runs of every instance are found (ADR 0014)."""
+"""The run-store port: where the runs of every instance are found (ADR 0016)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ Bounds:
 - when an owner ends (stdio EOF, an HTTP session closed or expired), its runs are cancelled,
   and on shutdown every run is; each run's runner kills its processes on the way out.
 
-With a shared run store (Redis, ADR 0014) a run still executes here, in this task group; this
+With a shared run store (Redis, ADR 0016) a run still executes here, in this task group; this
 registry publishes what other instances need to answer for it, and finds theirs in the store.
 """
 

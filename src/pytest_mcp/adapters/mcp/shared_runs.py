@@ -1,4 +1,4 @@
-"""Runs of other instances, read from a shared run store (ADR 0014), and what this instance publishes of its own.
+"""Runs of other instances, read from a shared run store (ADR 0016), and what this instance publishes of its own.
 
 A run executes on the instance that started it. That instance publishes its state (progress, the
 'running' answer, then the final or 'cancelled' one, and the reports kept for paging); any other

@@ -135,7 +135,7 @@ class McpToolServer:
             yield
 
     def attached(self) -> AbstractAsyncContextManager[None]:
-        """The run store attached (ADR 0014), before a transport reads anything: or RunStoreUnavailable."""
+        """The run store attached (ADR 0016), before a transport reads anything: or RunStoreUnavailable."""
         return self._runs.attached()
 
     def end_session(self, owner: Owner) -> None:

@@ -1,1 +1,1 @@
-"""Run stores (ADR 0014): in this process's memory, or in Redis, shared by every instance."""
+"""Run stores (ADR 0016): in this process's memory, or in Redis, shared by every instance."""

@@ -1,4 +1,4 @@
-"""The Redis run store: the runs of every instance behind a load balancer (ADR 0014).
+"""The Redis run store: the runs of every instance behind a load balancer (ADR 0016).
 
 Keys, each under the configured prefix:
 - `run:<sha256 of the run id>`, a hash: `run` (the StoredRun as JSON), `instance`, and once
