@@ -96,7 +96,15 @@ THREE_FAILURES = {
     """
 }
 
+# 180 failures of one cause, and 120 of a cause each (each assertion on its own line): 121 groups.
 MANY_FAILURES = {
+    "test_many.py": "import pytest\n\n\n@pytest.mark.parametrize('n', range(180))\ndef test_database(n):\n"
+    "    raise ConnectionError('database unavailable')\n"
+    + "".join(f"\n\ndef test_value_{n}():\n    assert {n} == -1\n" for n in range(120))
+}
+
+# Two causes, 180 and 120 failures, and a skip.
+TWO_CAUSES = {
     "test_many.py": """
         import pytest
 
@@ -107,6 +115,10 @@ MANY_FAILURES = {
         @pytest.mark.parametrize("n", range(120))
         def test_value(n):
             assert n == -1
+
+        @pytest.mark.skip(reason="needs a database")
+        def test_skipped():
+            pass
     """
 }
 
@@ -169,12 +181,12 @@ async def test_three_failures_show_each_group_its_evidence_and_the_assertion_dif
     page: ReportPage, tmp_path: Path
 ) -> None:
     async with serve(write_project(tmp_path / "p", THREE_FAILURES)) as client:
-        await show(page, client, "execute_tests", {"show_capture": True})
+        result = await show(page, client, "execute_tests", {"show_capture": True})
     assert page.counts() == {"failed": 3, "passed": 2, "skipped": 1, "xfailed": 1}
     assert page.text("#failure-count") == "3 reports in 3 groups"
-    titles = page.texts("#groups .title")
-    assert "AssertionError: assert 'alpha\\nbeta\\ngamma' == 'alpha\\nbeta\\ndelta'" in titles
-    assert "KeyError: 'missing-key'" in titles
+    groups = (result.structured_content or {})["groups"]
+    assert page.texts("#groups .title") == [group["title"] for group in groups]  # the server's groups
+    assert {group["exception"] for group in groups} == {"AssertionError", "KeyError"}
     assert page.in_view("return [...document.querySelectorAll('#groups details')].every((d) => !d.open)")
     page.in_view("document.querySelector('#groups details').open = true")
     page.screenshot("three-failures", above="#reproduce")  # the README's picture
@@ -202,41 +214,39 @@ async def test_hundreds_of_failures_stay_collapsed_filterable_and_paged(
     async with serve(root) as client:
         result = await show(page, client, "execute_tests", {})
     structured = result.structured_content or {}
-    assert len(structured["tests"]) == 300
+    groups = structured["groups"]
+    assert (len(groups), sum(group["count"] for group in groups)) == (121, 300)
     assert page.counts() == {"failed": 300}
     assert page.text("#failure-count") == "300 reports in 121 groups"
     assert page.in_view("return document.querySelectorAll('#groups > li').length") == 40
     assert page.in_view("return [...document.querySelectorAll('#groups details')].every((d) => !d.open)")
-    assert page.text("#groups .title") == "ConnectionError: database unavailable"  # the largest first
+    assert page.text("#groups .title") == groups[0]["title"]  # the largest first
     assert page.text("#groups .times") == "180\u00d7"
     assert page.text("#more-groups") == "Show 40 more of 81"
     page.in_view("document.getElementById('more-groups').click()")
     assert page.in_view("return document.querySelectorAll('#groups > li').length") == 80
-    page.in_view("const f = document.getElementById('filter'); f.value = '== -1'; f.dispatchEvent(new Event('input'))")
-    assert page.text("#groups-hidden") == "120 of 121 groups match"
-    page.in_view("const f = document.getElementById('filter'); f.value = '[17]'; f.dispatchEvent(new Event('input'))")
-    assert page.texts("#groups .title") == ["ConnectionError: database unavailable", "assert 17 == -1"]
+    page.in_view(
+        "const f = document.getElementById('filter'); f.value = 'test_value_17'; f.dispatchEvent(new Event('input'))"
+    )
+    assert page.text("#groups-hidden") == "1 of 121 groups match"
     page.screenshot("many-failures")
 
-    # Within the default size budget the answer holds some reports; the view says how many it has not,
-    # and fetches the next ones from the stored run through get_test_run, without running the tests again.
+    # Within the default size budget the answer holds some groups; the view says what it left out, and
+    # fetches the reports from the stored run through get_test_run, without running the tests again.
     monkeypatch.delenv("PYTEST_MCP_MAX_RESPONSE_BYTES")
     async with serve(root) as client:
         result = await show(page, client, "execute_tests", {})
         first = result.structured_content or {}
-        omitted = first["omitted_tests"]
-        assert omitted > 200
-        assert page.text("#omitted-note").startswith(f"{omitted} more reports were left out of this answer")
+        assert first.get("omitted_groups", 0) > 0
+        assert "more failure groups were left out of this answer" in page.text("#omitted-note")
         assert page.visible("next-page")
         page.in_view("document.getElementById('next-page').click()")
         note = page.text("#omitted-note")
         await page.answer_calls(client, until=lambda: page.text("#omitted-note") != note, timeout=30)
-    shown_first = len(first["tests"])
-    left = int(page.text("#omitted-note").split()[0] or 0) if page.text("#omitted-note") else 0
-    assert 0 <= left < omitted
+    left = int(page.text("#omitted-note").split()[0])  # "N more reports were left out ..."
+    assert 0 < left < 300
     assert page.counts() == {"failed": 300}  # the run's counts, not the page's
-    assert page.visible("next-page") == (left > 0)
-    assert shown_first + (omitted - left) <= 300
+    assert page.visible("next-page")
 
 
 async def test_a_collection_error_shows_the_module_and_its_message(page: ReportPage, tmp_path: Path) -> None:
@@ -279,7 +289,7 @@ async def test_a_detached_run_is_followed_live_until_it_ends_and_then_polling_st
 async def test_no_hostile_report_executes_script_and_each_shows_as_text(page: ReportPage, tmp_path: Path) -> None:
     root = write_hostile_project(tmp_path / "p")
     async with serve(root) as client:
-        await show(page, client, "execute_tests", {"show_capture": True})
+        result = await show(page, client, "execute_tests", {"show_capture": True})
         page.open_groups()
         page.screenshot("hostile")
         seen = page.in_view("return document.body.textContent")
@@ -291,8 +301,12 @@ async def test_no_hostile_report_executes_script_and_each_shows_as_text(page: Re
         assert runs == [None, 1, 0, 1]
         for payload in PAYLOADS.values():
             assert f"test_message[{payload}]" in seen
-            assert f"stdout {payload}" in seen
-            assert f"stderr {payload}" in seen
+        # Each group shows its representative's captured output, as text.
+        representatives = [group["representative"] for group in (result.structured_content or {})["groups"]]
+        for test in representatives:
+            for stream in ("stdout", "stderr"):
+                if test.get(stream):
+                    assert test[stream].strip().splitlines()[-1] in seen
         assert page.counts() == {"failed": 4, "errors": 4, "skipped": 4}
         # A collection error carrying every payload, through discover_tests and execute_tests.
         write_hostile_project(root, collection_error=True)
@@ -315,57 +329,24 @@ def test_the_harness_would_see_a_payload_that_ran(page: ReportPage) -> None:
     assert HOOK in PAYLOADS["script"]
 
 
-async def test_groups_and_reasons_in_the_agreed_wire_shape_are_drawn_when_an_answer_carries_them(
-    page: ReportPage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_the_servers_groups_and_reasons_are_drawn_with_their_titles_and_members(
+    page: ReportPage, tmp_path: Path
 ) -> None:
-    """The grouping issue's answer (RunResult.groups, .reasons), written here onto a real answer until the server
-    sends it: the view draws the server's groups, titles and member lists, not its own grouping of `tests`."""
-    monkeypatch.setenv("PYTEST_MCP_MAX_RESPONSE_BYTES", "1000000")
-    async with serve(write_project(tmp_path / "p", MANY_FAILURES)) as client:
-        result = await client.call_tool("execute_tests", {})
-        html = await view_html(client)
-    answer = dict(result.structured_content or {})
-    database = next(test for test in answer["tests"] if test["node_id"].startswith("test_many.py::test_database"))
-    value = next(test for test in answer["tests"] if test["node_id"].startswith("test_many.py::test_value"))
-    answer["groups"] = [
-        {
-            "id": "g1",
-            "count": 180,
-            "outcome": "failed",
-            "phase": "call",
-            "exception": "ConnectionError",
-            "message": "database unavailable",
-            "crash": "test_many.py:4",
-            "title": "database unavailable in test_database",
-            "representative": database,
-            "members": ["test_many.py::test_database[*] (180)"],
-            "compressed": True,
-        },
-        {
-            "id": "g2",
-            "count": 120,
-            "outcome": "failed",
-            "phase": "call",
-            "exception": "AssertionError",
-            "message": "assert 0 == -1",
-            "crash": "test_many.py:8",
-            "title": "assert n == -1 in test_value",
-            "representative": value,
-            "members": [test["node_id"] for test in answer["tests"] if "test_value" in test["node_id"]],
-            "compressed": False,
-        },
-    ]
-    answer["reasons"] = [{"outcome": "skipped", "reason": "needs a database", "count": 7}]
-    page.show(html, "execute_tests", {}, result.model_copy(update={"structured_content": answer}))
-    assert page.texts("#groups .title") == ["database unavailable in test_database", "assert n == -1 in test_value"]
+    """The view draws the server's failure groups (ADR 0014), titles and member lists, and its skip reasons."""
+    async with serve(write_project(tmp_path / "p", TWO_CAUSES)) as client:
+        result = await show(page, client, "execute_tests", {})
+    answer = result.structured_content or {}
+    groups = answer["groups"]
+    assert [group["count"] for group in groups] == [180, 120]
+    assert page.texts("#groups .title") == [group["title"] for group in groups]
     assert page.texts("#groups .times") == ["180\u00d7", "120\u00d7"]
     assert page.text("#failure-count") == "300 reports in 2 groups"
     page.open_groups()
-    members = page.texts("#groups .members")
-    assert members[0] == "test_many.py::test_database[*] (180)"
-    assert members[1].splitlines() == [f"test_many.py::test_value[{n}]" for n in range(120)]
+    assert [members.splitlines() for members in page.texts("#groups .members")] == [
+        list(group["members"]) for group in groups
+    ]
     assert page.texts("#reason-rows tr td:last-child") == ["needs a database"]
     page.in_view(
-        "const f = document.getElementById('filter'); f.value = 'test_value[7]'; f.dispatchEvent(new Event('input'))"
+        "const f = document.getElementById('filter'); f.value = 'test_value'; f.dispatchEvent(new Event('input'))"
     )
-    assert page.texts("#groups .title") == ["assert n == -1 in test_value"]
+    assert page.texts("#groups .title") == [groups[1]["title"]]

@@ -260,7 +260,7 @@ def test_requested_workers_and_coverage_happen(
     if "workers" in arguments:
         messages = [
             test["message"] or ""
-            for test in seen.answer.result["tests"]
+            for test in seen.answer.reports
             if test["node_id"] == "test_first.py::test_fails_and_names_its_workers"
         ]
         assert any(f"xdist workers: {arguments['workers']}" in message for message in messages), seen.answer.context()

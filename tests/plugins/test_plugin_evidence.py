@@ -20,7 +20,7 @@ async def test_a_pass_after_a_rerun_is_listed_as_flaky_and_a_failure_says_its_at
 
     [answer] = await execute(env, root, tmp_path, {})  # detail "failures", the default
 
-    listed = {test["node_id"].split("::")[1]: test for test in answer.result["tests"]}
+    listed = {test["node_id"].split("::")[1]: test for test in answer.reports}
     flaky = listed["test_flaky_passes_on_its_second_attempt"]
     assert (flaky["outcome"], flaky["reruns"]) == ("passed", 1)
     assert flaky["first_failure"].startswith("AssertionError: the first attempt fails")
@@ -68,7 +68,7 @@ async def test_a_timeout_keeps_the_tests_own_stack_and_leaves_other_threads_out(
 
     [answer] = await execute(env, root, tmp_path, {}, seeded=False)
 
-    [test] = answer.result["tests"]
+    [test] = answer.reports
     assert test["message"].startswith("Failed: Timeout")
     assert "wait_for_the_network" in test["traceback"]
     assert "connecting" in test["stdout"]
