@@ -302,20 +302,22 @@ class Answer:
     def failures(self) -> list[tuple[str, str]]:
         """(FAILED|ERROR, node id) for every failed or error report and collection error, sorted.
 
-        Failures come by group (ADR 0014); the matrix's projects fail too few tests for a group to
-        compress its members, so each member is a node id, which this checks."""
-        groups = [group for group in self.result["groups"] if group["outcome"] in ("failed", "error")]
-        assert not any(group["compressed"] for group in groups), self.context()
+        With `detail: "all"` `tests` holds every report; otherwise failures come by group (ADR 0014),
+        and the matrix's projects fail too few tests for a group to compress its members, so each
+        member is a node id, which this checks."""
         listed = [
-            ("ERROR" if group["outcome"] == "error" else "FAILED", member)
-            for group in groups
-            for member in group["members"]
-        ]
-        listed += [
             ("ERROR" if test["outcome"] == "error" else "FAILED", test["node_id"])
             for test in self.result["tests"]
             if test["outcome"] in ("failed", "error")
         ]
+        if not listed:
+            groups = [group for group in self.result["groups"] if group["outcome"] in ("failed", "error")]
+            assert not any(group["compressed"] for group in groups), self.context()
+            listed = [
+                ("ERROR" if group["outcome"] == "error" else "FAILED", member)
+                for group in groups
+                for member in group["members"]
+            ]
         listed += [("ERROR", error["node_id"]) for error in self.result["collection_errors"]]
         return sorted(listed)
 
