@@ -6,7 +6,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from pytest_mcp.domain.models import CollectedTest, CollectionError, CoverageReport, ReportedTest, Summary, _Value
+from pytest_mcp.domain.models import (
+    AffectedRun,
+    CollectedTest,
+    CollectionError,
+    CoverageReport,
+    ReportedTest,
+    Summary,
+    _Value,
+)
 
 TerminationKind = Literal[
     "exited",
@@ -35,6 +43,7 @@ class RunSpec(_Value):
     failed_first: bool = False
     workers: int | Literal["auto"] | None = None
     coverage: bool = False
+    affected: bool = False
     progress: bool = False
 
 
@@ -79,6 +88,7 @@ class RunReport(_Value):
     stdout: str = ""
     stderr: str = ""
     coverage: CoverageReport | None = None
+    affected: AffectedRun | None = None
 
 
 class CollectionReport(_Value):

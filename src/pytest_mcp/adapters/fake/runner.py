@@ -12,6 +12,7 @@ from typing import Any, Literal, Self
 
 import anyio
 
+from pytest_mcp.adapters.fake.affected import AffectedData
 from pytest_mcp.adapters.fake.endings import (
     DEFAULT_BROKEN_MODULE,
     Call,
@@ -72,6 +73,7 @@ class _Selected:
     tests: tuple[ScriptedTest, ...]
     errors: tuple[CollectionError, ...]
     status: str | None
+    not_run: int = 0  # affected: unaffected tests left out, as pytest-testmon leaves them out
 
 
 class FakeTestRunner(TestRunner):
@@ -130,6 +132,7 @@ class FakeTestRunner(TestRunner):
         self._root = _checked_root(root)
         self._environment = FakeEnvironment()
         self._last_failed = LastFailed()
+        self._affected = AffectedData()
         self._held: tuple[int, anyio.Event] | None = None
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
@@ -296,6 +299,13 @@ class FakeTestRunner(TestRunner):
         self._failures[:] = kept
         return self
 
+    def edit(self, *affects: str) -> Self:
+        """An edit of the project, as pytest-testmon would see it: the tests it affects (node ids, files or
+        directories). The next `affected` run runs those, new tests and last time's failures; the first
+        affected run, with no data yet, runs everything. `affected` needs pytest-testmon: `install` it."""
+        self._affected.edit(affects, self.tests)
+        return self
+
     def install(self, *distributions: str) -> Self:
         """Install pytest plugins in the fake environment: `"pytest-xdist"` or `"pytest-xdist==3.8.0"`.
 
@@ -443,6 +453,7 @@ class FakeTestRunner(TestRunner):
         if pending is not None and pending.kills:
             kills.insert(0, pending)
         reports: list[ReportedTest] = []
+        ran: list[ScriptedTest] = []
         failures = 0
         stopped = False
         for done, test in enumerate(selected, start=1):
@@ -453,6 +464,7 @@ class FakeTestRunner(TestRunner):
             if striking is not None:
                 self._fired(striking)
                 return killed(striking, test, reports, call)
+            ran.append(test)
             for report in test.reports(self._root_text):
                 terminal.report(report)
                 reports.append(report)
@@ -470,6 +482,10 @@ class FakeTestRunner(TestRunner):
             terminal.loop_finished()
         for report in reports:  # the session finished: pytest's cache learns what ran
             self._last_failed.reported(report)
+        affected = None
+        if spec.affected:  # and so does testmon's data
+            affected = self._affected.figures(len(selected), selection.not_run)
+            self._affected.ran(ran, reports)
 
         counts = Counter[str](report.outcome for report in reports)
         counts["deselected"] = selection.collected - len(selected)
@@ -477,6 +493,9 @@ class FakeTestRunner(TestRunner):
         summary = Summary.from_counts(counts, total=len(selected), duration=duration)
         terminal.session_finished(summary.line(), stop=f"stopping after {spec.maxfail} failures" if stopped else None)
         exit_code = 5 if not selected else (1 if failures else 0)
+        if exit_code == 5 and spec.affected and self._affected.leaves_out_any:
+            exit_code = 0  # pytest-testmon's: nothing affected is a clean run
+
         return RunReport(
             termination=Termination(kind="exited", exit_code=exit_code),
             command=command,
@@ -485,6 +504,7 @@ class FakeTestRunner(TestRunner):
             tests=tuple(r for r in reports if spec.include_passed or r.outcome != "passed"),
             stdout=terminal.text(),
             coverage=self._environment.coverage if spec.coverage else None,
+            affected=affected,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
@@ -590,17 +610,25 @@ class FakeTestRunner(TestRunner):
                 self._last_failed.collected(module, module in fired, tests)
         if collection.not_found:
             return usage_error(UsageError(collection.not_found, len(collected)), call, errors)
+        affected = isinstance(spec, RunSpec) and spec.affected
+        not_collected = 0
+        if affected:
+            collected, not_collected = self._affected.collected(collected)
         try:
             selected = deselect(collected, spec.markers, spec.keywords)
         except UsageError as exc:
             return usage_error(exc, call, errors)
+        deselected_unaffected = 0
+        if affected:
+            kept = self._affected.selected(selected)
+            selected, deselected_unaffected = kept, len(selected) - len(kept)
         status = None
         if isinstance(spec, RunSpec) and (spec.last_failed or spec.failed_first):
             selected, _, line = self._last_failed.order(
                 selected, last_failed=spec.last_failed, failed_first=spec.failed_first, skipped_files=len(skipped)
             )
             status = f"run-last-failure: {line}" if spec.verbosity >= 0 else None
-        return _Selected(len(collected), tuple(selected), errors, status)
+        return _Selected(len(collected), tuple(selected), errors, status, not_collected + deselected_unaffected)
 
 
 def _checked_root(root: object) -> Path | None:

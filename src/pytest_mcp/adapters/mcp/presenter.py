@@ -81,6 +81,8 @@ def _render_failure(test: ReportedTest) -> list[str]:
 def render_run(result: RunResult) -> str:
     """A compact reading of the run for a model: the summary, then each failure with its evidence."""
     lines = [_headline(result)]
+    if result.affected is not None:
+        lines.append(result.affected.line())
     failures = [test for test in result.tests if test.is_failure]
     for test in failures:
         lines.append("")
