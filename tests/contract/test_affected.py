@@ -1,5 +1,5 @@
 """affected=true on both sides (issue 26): the fake scripts the edit (`edit`), the real side makes it,
-and pytest-testmon (from the plugin matrix's pinned pytest 9 venv) selects. Both must answer alike."""
+and pytest-testmon (environments.toml's pinned `testmon` target venv) selects. Both must answer alike."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from tests.contract.conftest import Side, copy_of_the_project, open_side
-from tests.plugins.support import ready
+from tests.plugins.support import target
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = pytest.mark.anyio
 
 FILE = "tests/test_outcomes.py"
 
@@ -24,10 +24,14 @@ async def testmon_side(
 ) -> AsyncIterator[Side]:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("TESTMON_DATAFILE", raising=False)
-    python = ready("pytest9")["pytest9"].python
+    python = target("testmon").python
     root = copy_of_the_project(tmp_path)
     async with open_side(
-        request.param, monkeypatch, root=root, python=python, fake=lambda runner: runner.install("pytest-testmon")
+        request.param,
+        monkeypatch,
+        root=root,
+        python=python,
+        fake=lambda runner: runner.install("pytest-testmon==2.2.0"),
     ) as opened:
         yield opened
 
@@ -68,3 +72,13 @@ async def test_affected_selects_alike_on_both_sides(testmon_side: Side) -> None:
     assert unchanged[2] == {"run": 4, "not_run": 5, "first_run": False, "everything_changed": False}, unchanged
     assert edited[3] == sorted([*failing, f"{FILE}::test_passes"]), edited
     assert (edited[2]["run"], edited[2]["not_run"]) == (5, 4)
+
+
+async def test_check_environment_says_testmon_is_there_with_its_version(testmon_side: Side) -> None:
+    environment = await testmon_side.result("check_environment", {})
+
+    [testmon] = [plugin for plugin in environment["plugins"] if plugin["name"] == "pytest-testmon"]
+    assert testmon["version"] == "2.2.0"
+    assert testmon["changes"] == (
+        "with affected=true, runs only the tests affected by changes since the last affected run"
+    )

@@ -22,7 +22,7 @@ from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_d
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 from tests.answers import complete, tool_error
-from tests.plugins.support import Environment, counts_of, headline_words, ready
+from tests.plugins.support import Environment, counts_of, headline_words, ready, target
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -269,7 +269,11 @@ async def test_two_affected_runs_at_once_take_turns_and_leave_the_data_whole(env
     assert (ran(after), failures(after)) == (ran(answers[0]), [])
 
 
-async def test_the_cache_provider_turned_off_does_not_stop_affected(env: Environment, root: Path) -> None:
+async def test_the_cache_provider_turned_off_does_not_stop_affected(root: Path) -> None:
+    # testmon 2.2.0 reads --lf's option, which only the cache provider declares; with
+    # `-p no:cacheprovider` on pytest's command line it dies (KeyError: 'lf'). From a project's
+    # addopts (or PYTEST_ADDOPTS) it does not, and the server never puts it on the command line.
+    env = target("testmon")
     (root / "pytest.ini").write_text(PROJECT["pytest.ini"] + "addopts = -p no:cacheprovider\n")
 
     first = await execute(root, env.python, {"affected": True})
