@@ -39,7 +39,14 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 SUITE = REPO / ".cache" / "real-suites" / "packaging-26.3"
 VENV = BENCH / ".cache" / "affected-venv"
-PINS = ["pytest==9.2.0", "hypothesis==6.170.15", "sortedcontainers==2.4.0", "pytest-testmon==2.2.0"]
+PINS = [
+    "pytest==9.2.0",
+    "hypothesis==6.170.15",
+    "sortedcontainers==2.4.0",
+    "pretend==1.0.9",
+    "tomli-w==1.2.0",
+    "pytest-testmon==2.2.0",
+]
 RESULTS = BENCH / "results" / "affected.md"
 
 # One function's body: what an agent's edit most often is. `_parse_musl_version` is used by the

@@ -50,6 +50,7 @@ PACKAGE_DATA = (
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_bootstrap.py",
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_probe.py",
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_protocol.py",
+    "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_testmon.py",
 )
 
 
