@@ -11,6 +11,8 @@ Measured, each round in a shuffled order (absolute times drift on a shared machi
   with a fresh data file: testmon's overhead on a first, full run.
 - Through the server (in process), after a one-function edit: the affected run against a full run.
 Then exactness: for five kinds of edit, the failures of an affected run against a full run's.
+Slow: testmon's first run of this suite takes about 20 minutes on a loaded 2-core machine, and the
+script makes 2 per round and one per edit kind.
 """
 
 from __future__ import annotations
