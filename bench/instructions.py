@@ -44,7 +44,7 @@ from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import CACHE, RESULTS, bench_env
+from harness import CACHE, RESULTS, bench_env
 from suites import Suite, generate
 
 VALGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null")

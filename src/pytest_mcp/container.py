@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pytest_mcp.adapters.mcp.http_limits import HttpLimits
     from pytest_mcp.adapters.mcp.http_transport import HttpOptions, HttpTransport
     from pytest_mcp.adapters.mcp.presenter import McpPresenter
+    from pytest_mcp.adapters.mcp.report_view import ReportView
     from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
     from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
     from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
@@ -134,6 +135,12 @@ def _check_environment(
 
 def _detached_runs(ttl: float, max_concurrent_runs: int, stateless: bool) -> DetachedRuns:
     return DetachedRuns(ttl=ttl, max_kept=max_concurrent_runs * 4, stateless=stateless)
+
+
+def _report_view() -> ReportView:
+    from pytest_mcp.adapters.mcp.report_view import ReportView
+
+    return ReportView()
 
 
 def _revealed(secret: SecretStr | None) -> str | None:
@@ -254,8 +261,15 @@ class Container(containers.DeclarativeContainer):
         providers.Singleton(DiscoverTestsTool, use_case=discover_tests.provider),
         providers.Singleton(CheckEnvironmentTool, use_case=check_environment.provider),
     )
+    report_view = providers.Singleton(_report_view)
     tool_server = providers.Singleton(
-        McpToolServer, tools=tools, policy=policy, errors=tool_errors, runs=detached_runs, version=__version__
+        McpToolServer,
+        tools=tools,
+        policy=policy,
+        errors=tool_errors,
+        runs=detached_runs,
+        version=__version__,
+        view=report_view,
     )
     http_limits = providers.Singleton(
         _http_limits,

@@ -79,12 +79,14 @@ async def test_a_hanging_test_times_out_every_run_that_selects_it(side: Side) ->
     if side.fake:
         side.fake.script(HANG, line=4).fail_with("timeout", node_id=HANG)
 
-    spared = await side.result("execute_tests", {"node_ids": [PASSES], "timeout": 1})
-    first = await side.error("execute_tests", {"node_ids": [PASSES, HANG], "timeout": 1})
-    second = await side.error("execute_tests", {"node_ids": [HANG], "timeout": 1})
+    # The limit leaves pytest time to start and reach the hang on a loaded machine (at 1 s, a load of 12
+    # made the spared run time out, and the message name no test, since pytest had not reached one yet).
+    spared = await side.result("execute_tests", {"node_ids": [PASSES], "timeout": 30})
+    first = await side.error("execute_tests", {"node_ids": [PASSES, HANG], "timeout": 4})
+    second = await side.error("execute_tests", {"node_ids": [HANG], "timeout": 4})
 
     assert spared["exit_code"] == 0
     assert [first.reason, second.reason] == ["timeout", "timeout"]
     assert first.message == second.message
-    assert first.message.startswith("pytest did not finish within 1s and was stopped with all its child processes")
+    assert first.message.startswith("pytest did not finish within 4s and was stopped with all its child processes")
     assert "while running test_hangs (test_hang.py:5)" in first.message

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.server.apps import APP_MIME_TYPE
 from test_http import PROJECT, http_server
 
+from pytest_mcp.adapters.mcp.report_view import VIEW_URI
 from tests.answers import TOOLS
 from tests.e2e.e2e_support import clean_env, console_script, write_project
 
@@ -87,6 +89,11 @@ def check_session(tmp_path: Path, target: list[str]) -> None:
         tmp_path, *target, "--method", "tools/call", "--tool-name", "discover_tests", "--tool-arg", "keywords=passes"
     )
     assert [t["node_id"] for t in found["structuredContent"]["tests"]] == ["test_mixed.py::test_passes"]
+
+    # The report view (ADR 0015), as a client we did not write reads it.
+    (view,) = inspector(tmp_path, *target, "--method", "resources/read", "--uri", VIEW_URI)["contents"]
+    assert (view["uri"], view["mimeType"]) == (VIEW_URI, APP_MIME_TYPE)
+    assert view["text"].startswith("<!doctype html>")
 
 
 def test_the_inspector_cli_drives_the_stdio_server(tmp_path: Path) -> None:

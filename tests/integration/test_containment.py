@@ -2,7 +2,8 @@
 
 The server refuses node ids that leave the root before pytest starts (tests/unit/test_requests.py).
 These run the real runner with specs that skip that check, so what they show is the second line:
-the reporter plugin, inside pytest, refusing what pytest itself would reach through a symlink.
+the guard plugin (`_plugin/_pytest_mcp_guard.py`), inside pytest, refusing what pytest itself
+would reach through a symlink.
 Each outside file writes a canary when it is imported, so "not run" is a fact we read.
 """
 
@@ -31,6 +32,19 @@ async def test_a_walk_into_a_link_out_of_the_root_is_a_collection_error_and_runs
     errors = {error.node_id: error.message for error in report.collection_errors}
     assert set(errors) == {"escape", "tests/test_link.py"}
     assert "leads outside the project root" in errors["escape"]
+    assert fired(tmp_path) == []
+
+
+async def test_under_xdist_each_worker_walks_inside_the_guard_too(
+    main_python: Path, make_runner, tmp_path: Path
+) -> None:
+    """pytest-xdist's workers do the collecting; they load our plugins by name from the run's directory."""
+    root = linked_project(tmp_path)
+
+    report = await run(make_runner(main_python, root), RunSpec(node_ids=(".",), workers=2, timeout=60))
+
+    assert {error.node_id for error in report.collection_errors} == {"escape", "tests/test_link.py"}
+    assert "leads outside the project root" in report.collection_errors[0].message
     assert fired(tmp_path) == []
 
 

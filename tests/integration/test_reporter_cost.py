@@ -138,3 +138,24 @@ async def test_the_reporter_is_imported_without_pytests_assertion_rewriting(main
     assert report.tests == ()
     # Importing a module before `-p` names it makes pytest warn, unless the module opts out of rewriting.
     assert (report.summary.passed, report.summary.warnings) == (1, 0)
+
+
+GUARD_LOADER_TESTS = """
+import sys
+
+
+def test_the_guard_was_imported_plainly():
+    assert type(sys.modules["_pytest_mcp_guard"].__loader__).__name__ == "SourceFileLoader"
+"""
+
+
+async def test_the_guard_is_imported_without_pytests_assertion_rewriting_too(main_python: Path, tmp_path: Path) -> None:
+    # The guard is a plugin of its own beside the reporter, and loaded the same way.
+    (tmp_path / "test_loader.py").write_text(GUARD_LOADER_TESTS)
+    runner = SubprocessPytestRunner(TargetInterpreter.given(main_python), root=tmp_path)
+
+    report = await run(runner, RunSpec())
+
+    assert report.summary is not None
+    assert report.tests == ()
+    assert (report.summary.passed, report.summary.warnings) == (1, 0)

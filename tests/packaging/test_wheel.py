@@ -47,6 +47,7 @@ PACKAGE_DATA = (
     "pytest_mcp/py.typed",
     "pytest_mcp/adapters/mcp/tool_schemas.json",
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_reporter.py",
+    "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_guard.py",
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_bootstrap.py",
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_probe.py",
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_protocol.py",

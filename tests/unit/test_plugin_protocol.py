@@ -34,7 +34,12 @@ def test_the_reporter_declares_every_option_of_the_protocol_and_no_other(monkeyp
 
 
 def test_no_option_name_or_event_is_spelled_out_anywhere_but_the_protocol() -> None:
-    plugin_files = ("_pytest_mcp_reporter.py", "_pytest_mcp_bootstrap.py", "_pytest_mcp_testmon.py")
+    plugin_files = (
+        "_pytest_mcp_reporter.py",
+        "_pytest_mcp_guard.py",
+        "_pytest_mcp_bootstrap.py",
+        "_pytest_mcp_testmon.py",
+    )
     sources = {name: PLUGIN.joinpath(name).read_text() for name in plugin_files}
     server = resources.files("pytest_mcp.adapters.pytest_subprocess")
     sources |= {name: server.joinpath(name).read_text() for name in ("runner.py", "report.py", "testmon_data.py")}

@@ -23,10 +23,12 @@ class _Value(BaseModel):
 
     def wire(self) -> dict[str, Any]:
         """This value as an answer carries it: fields at their default left out, but for `always_present`."""
-        data = self.model_dump(mode="json", exclude_defaults=True)
-        for name in self.always_present:
-            if name not in data:
-                data.update(self.model_dump(mode="json", include={name}))
+        dumped = self.model_dump(mode="json", exclude_defaults=True)
+        missing = {name for name in self.always_present if name not in dumped}
+        if missing:
+            dumped.update(self.model_dump(mode="json", include=missing))
+        # In the models' field order: the set's order would follow the process's hash seed.
+        data = {name: dumped[name] for name in type(self).model_fields if name in dumped}
         for name in data:
             value = getattr(self, name)
             if isinstance(value, _Value):

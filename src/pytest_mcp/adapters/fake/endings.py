@@ -9,8 +9,8 @@ from pytest_mcp.adapters.fake.failures import ScriptedFailure
 from pytest_mcp.adapters.fake.script import ROOT_MARK, ScriptedTest
 from pytest_mcp.adapters.fake.selection import UsageError
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words, interrupted
-from pytest_mcp.domain.models import CollectionError, ReportedTest, Summary
-from pytest_mcp.domain.runs import CollectSpec, RunReport, RunSpec, Termination
+from pytest_mcp.domain.models import CollectedTest, CollectionError, ReportedTest, Summary
+from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 
 # What faulthandler prints for the fatal signals it handles; other signals leave no dump.
 _FAULTHANDLER_TITLES = {
@@ -162,3 +162,24 @@ def _stack_dump(failure: ScriptedFailure, victim: ScriptedTest | None, root: str
         line = failure.line or (victim.line + 1 if victim.line else 1)
         dump += f'  File "{root}/{victim.file}", line {line} in {victim.function}\n'
     return dump + "\n"
+
+
+def as_collection(
+    report: RunReport, collected: Sequence[ScriptedTest], *, finished: bool, max_listed: int | None = None
+) -> CollectionReport:
+    """A collection's answer from a run's ending, listing at most `max_listed` of the collected tests."""
+    listed = collected[:max_listed]
+    return CollectionReport(
+        termination=report.termination,
+        command=report.command,
+        duration=report.duration,
+        finished=finished,
+        tests=tuple(
+            CollectedTest(node_id=test.node_id, file=test.file, line=test.line, markers=test.markers) for test in listed
+        ),
+        unlisted=len(collected) - len(listed),
+        deselected=report.summary.deselected if report.summary else 0,
+        collection_errors=report.collection_errors,
+        stdout=report.stdout,
+        stderr=report.stderr,
+    )

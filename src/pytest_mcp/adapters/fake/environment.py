@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_mcp.adapters.fake.script import ScriptError
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
-from pytest_mcp.domain.models import CoverageReport, InterpreterChoice, PluginInfo, PytestInfo, PythonInfo
+from pytest_mcp.domain.models import CoverageFile, CoverageReport, InterpreterChoice, PluginInfo, PytestInfo, PythonInfo
 from pytest_mcp.domain.runs import RunSpec, Termination
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 
@@ -43,6 +46,68 @@ class FakeEnvironment:
     prefix: str | None = None
     plugins: dict[str, str] = field(default_factory=dict)
     coverage: CoverageReport | None = None
+
+    def install(self, distributions: tuple[str, ...]) -> None:
+        """Install each `name` or `name==version`; ScriptError names the one that is not a distribution."""
+        for index, distribution in enumerate(distributions):
+            if not isinstance(distribution, str):
+                raise ScriptError(f"distributions[{index}]: must be a name like 'pytest-xdist', not {distribution!r}")
+            name, _, version = distribution.partition("==")
+            if not _is_distribution(name.strip()) or (_ and not version.strip()):
+                raise ScriptError(
+                    f"distributions[{index}]: {distribution!r} is not a distribution name, or name==version, "
+                    "like 'pytest-xdist' or 'pytest-cov==6.0.0'"
+                )
+            self.plugins[normalized_distribution(name.strip())] = version.strip() or "1.0.0"
+
+    def script_coverage(self, percent: float, files: Mapping[str, float], missing: Mapping[str, str]) -> None:
+        """The measurement a coverage run reports; installs pytest-cov, which a measurement needs."""
+        _check_percent("percent", percent)
+        if not isinstance(files, Mapping) or not isinstance(missing, Mapping):
+            raise ScriptError("files, missing: must be mappings of a file's path to its percent, or missing lines")
+        for file, value in files.items():
+            if not isinstance(file, str) or not file or file.startswith(("/", "-")) or ".." in file.split("/"):
+                raise ScriptError(f"files: {file!r} must be a path relative to the root, like 'src/cart.py'")
+            _check_percent(f"files[{file!r}]", value)
+        for file, lines in missing.items():
+            if file not in files:
+                raise ScriptError(f"missing: {file!r} is not in files; give its percent there too")
+            if not isinstance(lines, str):
+                raise ScriptError(f"missing[{file!r}]: must be line ranges as text, like '12-15, 40'; got {lines!r}")
+        self.coverage = CoverageReport(
+            percent=float(percent),
+            files=tuple(
+                CoverageFile(file=file, percent=float(value), missing=missing.get(file, ""))
+                for file, value in files.items()
+            ),
+        )
+        if "pytest-cov" not in self.plugins:
+            self.install(("pytest-cov",))
+
+    def script(
+        self,
+        python_version: str,
+        pytest_version: str | None,
+        pytest_error: str | None,
+        config_error: str | None,
+        prefix: str | None,
+    ) -> None:
+        """Python's and pytest's versions, or why pytest cannot be imported; checked, naming the argument."""
+        for name, value in (("python_version", python_version), ("pytest_version", pytest_version)):
+            if value is not None and (not isinstance(value, str) or not value[:1].isdigit()):
+                raise ScriptError(f"{name}: must be a version like '3.12.0', not {value!r}")
+        if pytest_version is None and config_error is not None:
+            raise ScriptError("config_error: only pytest reads the configuration; with pytest_version=None it has none")
+        if pytest_version is not None and pytest_error is not None:
+            raise ScriptError("pytest_error: only an environment without pytest has one; pass pytest_version=None")
+        for name, text in (("pytest_error", pytest_error), ("config_error", config_error), ("prefix", prefix)):
+            if text is not None and (not isinstance(text, str) or not text.strip()):
+                raise ScriptError(f"{name}: must be a non-empty string or None; got {text!r}")
+        self.python_version = python_version
+        self.pytest_version = pytest_version
+        self.pytest_error = pytest_error
+        self.config_error = config_error
+        self.prefix = prefix
 
     @property
     def interpreter(self) -> InterpreterChoice:
@@ -126,3 +191,17 @@ class FakeEnvironmentProbe(EnvironmentProbe):
             command=(str(interpreter.path), "-c", "<pytest-mcp _pytest_mcp_probe.py>"),
             facts=self._facts or self._environment.facts(self._root),
         )
+
+
+def _is_distribution(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "-_." for c in name) and name[0].isalnum() and name[-1].isalnum()
+
+
+def _check_percent(name: str, value: object) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= 100
+    ):
+        raise ScriptError(f"{name}: must be a percentage from 0 to 100; got {value!r}")

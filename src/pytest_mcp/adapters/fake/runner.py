@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -13,67 +11,36 @@ from typing import Any, Literal, Self
 import anyio
 
 from pytest_mcp.adapters.fake.affected import AffectedData
+from pytest_mcp.adapters.fake.arming import ArmedFailures, select
 from pytest_mcp.adapters.fake.endings import (
-    DEFAULT_BROKEN_MODULE,
     Call,
+    as_collection,
     collection_error,
     interrupted_by_collection_errors,
     killed,
-    usage_error,
     whole_call_ending,
 )
-from pytest_mcp.adapters.fake.environment import (
-    FakeEnvironment,
-    FakeEnvironmentProbe,
-    normalized_distribution,
-)
-from pytest_mcp.adapters.fake.failures import (
-    FAILURE_KINDS,
-    CallKind,
-    FailureKind,
-    ScriptedFailure,
-    checked_failure,
-)
+from pytest_mcp.adapters.fake.environment import FakeEnvironment, FakeEnvironmentProbe
+from pytest_mcp.adapters.fake.failures import FAILURE_KINDS, FailureKind, ScriptedFailure, checked_failure
 from pytest_mcp.adapters.fake.last_failed import LastFailed
 from pytest_mcp.adapters.fake.recording import read_recording, recording_document
-from pytest_mcp.adapters.fake.script import ROOT_MARK, ScriptedTest, ScriptError, scripted, tests_from_dict
-from pytest_mcp.adapters.fake.selection import Argument, UsageError, collect, deselect
+from pytest_mcp.adapters.fake.script import (
+    ROOT_MARK,
+    ScriptedTest,
+    ScriptError,
+    checked_root,
+    checked_tests,
+    scripted,
+    tests_from_dict,
+)
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
-from pytest_mcp.domain.models import (
-    CollectedTest,
-    CollectionError,
-    CoverageFile,
-    CoverageReport,
-    Outcome,
-    Phase,
-    ReportedTest,
-    Summary,
-)
+from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
 __all__ = ["FAILURE_KINDS", "FailureKind", "FakeTestRunner", "ScriptError", "ScriptedTest"]
-
-
-@dataclass
-class _Armed:
-    """A scripted failure and how many more calls it fires on (None: until cleared)."""
-
-    failure: ScriptedFailure
-    remaining: int | None
-
-
-@dataclass(frozen=True)
-class _Selected:
-    """A call's selection once collection went well enough to go on."""
-
-    collected: int
-    tests: tuple[ScriptedTest, ...]
-    errors: tuple[CollectionError, ...]
-    status: str | None
-    not_run: int = 0  # affected: unaffected tests left out, as pytest-testmon leaves them out
 
 
 class FakeTestRunner(TestRunner):
@@ -128,28 +95,15 @@ class FakeTestRunner(TestRunner):
         project's directory, shown where pytest prints absolute paths; `connect()` gives the runner
         its own root when it has none. `plugins` are installed at once (see `install`)."""
         self._tests: dict[str, ScriptedTest] = {}
-        self._failures: list[_Armed] = []
-        self._root = _checked_root(root)
+        self._failures = ArmedFailures()
+        self._root = checked_root(root)
         self._environment = FakeEnvironment()
         self._last_failed = LastFailed()
         self._affected = AffectedData()
         self._held: tuple[int, anyio.Event] | None = None
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
-        if isinstance(tests, str | bytes | Mapping) or not isinstance(tests, Iterable):
-            hint = (
-                "; for a mapping of node id to outcome use FakeTestRunner.from_dict"
-                if isinstance(tests, Mapping)
-                else ""
-            )
-            raise ScriptError(f"tests: must be an iterable of ScriptedTest, not {type(tests).__name__}{hint}")
-        for index, test in enumerate(tests):
-            if not isinstance(test, ScriptedTest):
-                raise ScriptError(
-                    f"tests[{index}]: must be a ScriptedTest, not {type(test).__name__}; "
-                    "build tests from mappings with FakeTestRunner.from_dict or script()"
-                )
-            self._tests[test.node_id] = test
+        self._tests.update((test.node_id, test) for test in checked_tests(tests))
         if isinstance(plugins, str):
             raise ScriptError(f"plugins: must be a list of distribution names, not the string {plugins!r}")
         self.install(*plugins)
@@ -181,16 +135,15 @@ class FakeTestRunner(TestRunner):
             failure = ScriptedFailure(
                 "collection_error", error.message, error.node_id, times=None, traceback=error.traceback
             )
-            runner._failures.append(_Armed(failure, None))
+            runner._failures.arm(failure)
         return runner
 
     def to_recording(self) -> dict[str, Any]:
         """This runner's script as a recording document (what `from_recording` reads): its tests, and
         the modules broken until cleared as collection errors."""
         errors = [
-            collection_error(armed.failure.node_id, armed.failure, ROOT_MARK)  # its texts keep `<root>`
-            for armed in self._failures
-            if armed.failure.kind == "collection_error" and armed.failure.node_id and armed.remaining is None
+            collection_error(module, failure, ROOT_MARK)  # its texts keep `<root>`
+            for module, failure in self._failures.broken_modules()
         ]
         return recording_document(self._tests.values(), errors, root=self._root_text)
 
@@ -284,19 +237,12 @@ class FakeTestRunner(TestRunner):
         timeout or crash needs its test scripted first.
         """
         failure = checked_failure(kind, message, node_id, signal, line, on, times, self.tests)
-        self._failures.append(_Armed(failure, failure.times))
+        self._failures.arm(failure)
         return self
 
     def clear_failures(self, node_id: str | None = None) -> Self:
         """Forget the scripted failures: every one, or those scoped to `node_id` (the test is fixed)."""
-        if node_id is None:
-            self._failures.clear()
-            return self
-        kept = [armed for armed in self._failures if armed.failure.node_id != node_id]
-        if len(kept) == len(self._failures):
-            scoped = sorted({a.failure.node_id for a in self._failures if a.failure.node_id is not None})
-            raise ScriptError(f"node_id: no failure is scripted for {node_id!r}; scripted for: {scoped or 'none'}")
-        self._failures[:] = kept
+        self._failures.clear(node_id)
         return self
 
     def edit(self, *affects: str) -> Self:
@@ -312,16 +258,7 @@ class FakeTestRunner(TestRunner):
         `workers` needs pytest-xdist and `coverage` pytest-cov, as on the real server; without
         them the call is refused naming the field. check_environment lists what is installed.
         """
-        for index, distribution in enumerate(distributions):
-            if not isinstance(distribution, str):
-                raise ScriptError(f"distributions[{index}]: must be a name like 'pytest-xdist', not {distribution!r}")
-            name, _, version = distribution.partition("==")
-            if not _is_distribution(name.strip()) or (_ and not version.strip()):
-                raise ScriptError(
-                    f"distributions[{index}]: {distribution!r} is not a distribution name, or name==version, "
-                    "like 'pytest-xdist' or 'pytest-cov==6.0.0'"
-                )
-            self._environment.plugins[normalized_distribution(name.strip())] = version.strip() or "1.0.0"
+        self._environment.install(distributions)
         return self
 
     def script_coverage(
@@ -330,29 +267,7 @@ class FakeTestRunner(TestRunner):
         """What pytest-cov measures for a run with `coverage`: the total `percent`, each file's, and each
         file's missing lines (`{"cart.py": "12-15, 40"}`). Installs pytest-cov, which a measurement needs.
         Without it scripted, a coverage run's measurement is null (coverage.py found no data)."""
-        files = files or {}
-        missing = missing or {}
-        _check_percent("percent", percent)
-        if not isinstance(files, Mapping) or not isinstance(missing, Mapping):
-            raise ScriptError("files, missing: must be mappings of a file's path to its percent, or missing lines")
-        for file, value in files.items():
-            if not isinstance(file, str) or not file or file.startswith(("/", "-")) or ".." in file.split("/"):
-                raise ScriptError(f"files: {file!r} must be a path relative to the root, like 'src/cart.py'")
-            _check_percent(f"files[{file!r}]", value)
-        for file, lines in missing.items():
-            if file not in files:
-                raise ScriptError(f"missing: {file!r} is not in files; give its percent there too")
-            if not isinstance(lines, str):
-                raise ScriptError(f"missing[{file!r}]: must be line ranges as text, like '12-15, 40'; got {lines!r}")
-        self._environment.coverage = CoverageReport(
-            percent=float(percent),
-            files=tuple(
-                CoverageFile(file=file, percent=float(value), missing=missing.get(file, ""))
-                for file, value in files.items()
-            ),
-        )
-        if "pytest-cov" not in self._environment.plugins:
-            self.install("pytest-cov")
+        self._environment.script_coverage(percent, files or {}, missing or {})
         return self
 
     def script_environment(
@@ -372,22 +287,7 @@ class FakeTestRunner(TestRunner):
         is configuration pytest refuses. `prefix` is where packages are installed (default: the
         virtual environment of `connect(python=...)`). Plugins stay as `install` left them.
         """
-        for name, value in (("python_version", python_version), ("pytest_version", pytest_version)):
-            if value is not None and (not isinstance(value, str) or not value[:1].isdigit()):
-                raise ScriptError(f"{name}: must be a version like '3.12.0', not {value!r}")
-        if pytest_version is None and config_error is not None:
-            raise ScriptError("config_error: only pytest reads the configuration; with pytest_version=None it has none")
-        if pytest_version is not None and pytest_error is not None:
-            raise ScriptError("pytest_error: only an environment without pytest has one; pass pytest_version=None")
-        for name, text in (("pytest_error", pytest_error), ("config_error", config_error), ("prefix", prefix)):
-            if text is not None and (not isinstance(text, str) or not text.strip()):
-                raise ScriptError(f"{name}: must be a non-empty string or None; got {text!r}")
-        environment = self._environment
-        environment.python_version = python_version
-        environment.pytest_version = pytest_version
-        environment.pytest_error = pytest_error
-        environment.config_error = config_error
-        environment.prefix = prefix
+        self._environment.script(python_version, pytest_version, pytest_error, config_error, prefix)
         return self
 
     def hold(self, after: int = 0) -> Self:
@@ -436,10 +336,11 @@ class FakeTestRunner(TestRunner):
         terminal = FakeTerminal(self._shown_root, verbosity=spec.verbosity, show_capture=spec.show_capture)
         terminal.session_start()
         call = Call(spec, spec.node_ids, command, terminal, self._root_text)
-        pending = self._take_unscoped("run")
+        pending = self._failures.take_unscoped("run")
         if pending is not None and (ending := whole_call_ending(pending, self.tests, call)) is not None:
             return ending
-        selection = self._select(call, "run", pending)
+        affected_data = self._affected if spec.affected else None
+        selection = select(call, "run", self.tests, self._failures, pending, self._last_failed, affected_data)
         if isinstance(selection, RunReport):
             return selection
         if selection.errors:
@@ -449,7 +350,7 @@ class FakeTestRunner(TestRunner):
         selected = selection.tests
         terminal.collected(selection.collected, selection.collected - len(selected), status=selection.status)
 
-        kills = [armed.failure for armed in self._armed("run") if armed.failure.kills]
+        kills = [failure for failure in self._failures.scoped("run") if failure.kills]
         if pending is not None and pending.kills:
             kills.insert(0, pending)
         reports: list[ReportedTest] = []
@@ -462,7 +363,7 @@ class FakeTestRunner(TestRunner):
             terminal.test_started(test.node_id)
             striking = next((failure for failure in kills if failure.strikes(test, selected[0])), None)
             if striking is not None:
-                self._fired(striking)
+                self._failures.fired(striking)
                 return killed(striking, test, reports, call)
             ran.append(test)
             for report in test.reports(self._root_text):
@@ -495,7 +396,6 @@ class FakeTestRunner(TestRunner):
         exit_code = 5 if not selected else (1 if failures else 0)
         if exit_code == 5 and spec.affected and self._affected.leaves_out_any:
             exit_code = 0  # pytest-testmon's: nothing affected is a clean run
-
         return RunReport(
             termination=Termination(kind="exited", exit_code=exit_code),
             command=command,
@@ -516,21 +416,21 @@ class FakeTestRunner(TestRunner):
             return CollectionReport(termination=refusal, command=command, duration=0.0)
         terminal = FakeTerminal(self._shown_root, verbosity=-1)
         call = Call(spec, targets, command, terminal, self._root_text)
-        pending = self._take_unscoped("collect")
+        pending = self._failures.take_unscoped("collect")
         if pending is not None and (ending := whole_call_ending(pending, self.tests, call)) is not None:
-            return _as_collection(ending, (), finished=False)
+            return as_collection(ending, (), finished=False)
         if pending is not None and pending.kills:
-            return _as_collection(killed(pending, None, [], call), (), finished=False)
-        selection = self._select(call, "collect", pending)
+            return as_collection(killed(pending, None, [], call), (), finished=False)
+        selection = select(call, "collect", self.tests, self._failures, pending, self._last_failed)
         if isinstance(selection, RunReport):
-            return _as_collection(selection, (), finished=False)
+            return as_collection(selection, (), finished=False)
         if selection.errors:
             report = interrupted_by_collection_errors(selection.errors, selection.collected, selection.tests, call)
-            return _as_collection(report, selection.tests, finished=True, max_listed=spec.max_listed)
+            return as_collection(report, selection.tests, finished=True, max_listed=spec.max_listed)
         deselected = selection.collected - len(selection.tests)
         terminal.collected_items([test.node_id for test in selection.tests])
         terminal.session_finished(collect_words(selection.collected, deselected, 0, 0.0))
-        return _as_collection(
+        return as_collection(
             RunReport(
                 termination=Termination(kind="exited", exit_code=0 if selection.tests else 5),
                 command=command,
@@ -556,118 +456,3 @@ class FakeTestRunner(TestRunner):
     @property
     def _shown_root(self) -> str:
         return self._root_text or "."
-
-    def _armed(self, call: CallKind) -> list[_Armed]:
-        return [armed for armed in self._failures if armed.failure.scoped and armed.failure.applies_to(call)]
-
-    def _take_unscoped(self, call: CallKind) -> ScriptedFailure | None:
-        """The first unscoped failure for this kind of call, which this call uses up."""
-        for armed in self._failures:
-            if not armed.failure.scoped and armed.failure.applies_to(call):
-                self._fired(armed.failure)
-                return armed.failure
-        return None
-
-    def _fired(self, failure: ScriptedFailure) -> None:
-        for armed in self._failures:
-            if armed.failure is failure:
-                if armed.remaining is not None:
-                    armed.remaining -= 1
-                    if armed.remaining <= 0:
-                        self._failures.remove(armed)
-                return
-
-    def _select(self, call: Call, kind: CallKind, pending: ScriptedFailure | None) -> _Selected | RunReport:
-        """Collect, deselect and order as pytest would; a usage error's report when pytest refuses."""
-        spec = call.spec
-        tests = self.tests
-        broken = {
-            armed.failure.node_id: armed.failure
-            for armed in self._armed(kind)
-            if armed.failure.kind == "collection_error" and armed.failure.node_id is not None
-        }
-        if pending is not None and pending.kind == "collection_error":
-            broken.setdefault(DEFAULT_BROKEN_MODULE, pending)
-        try:
-            collection = collect(tests, broken, call.targets, self._root_text)
-        except UsageError as exc:
-            return usage_error(exc, call)
-        collected = list(collection.tests)
-        skipped: list[str] = []
-        if isinstance(spec, RunSpec) and spec.last_failed and self._last_failed.ids:
-            initial = {Argument.parse(0, target).path for target in call.targets}
-            known = {test.file for test in tests} | set(broken)
-            collected, skipped = self._last_failed.collect(collected, collection.modules, initial, known)
-        fired = [module for module in collection.broken if module not in skipped]
-        if pending is not None and pending.kind == "collection_error" and DEFAULT_BROKEN_MODULE not in fired:
-            fired.insert(0, DEFAULT_BROKEN_MODULE)  # unscoped: whatever the call selects
-        errors = tuple(collection_error(module, broken[module], self._root_text) for module in fired)
-        for module in dict.fromkeys(fired):
-            if broken[module] is not pending:
-                self._fired(broken[module])
-        for module in collection.modules:
-            if module not in skipped:
-                self._last_failed.collected(module, module in fired, tests)
-        if collection.not_found:
-            return usage_error(UsageError(collection.not_found, len(collected)), call, errors)
-        affected = isinstance(spec, RunSpec) and spec.affected
-        not_collected = 0
-        if affected:
-            collected, not_collected = self._affected.collected(collected)
-        try:
-            selected = deselect(collected, spec.markers, spec.keywords)
-        except UsageError as exc:
-            return usage_error(exc, call, errors)
-        deselected_unaffected = 0
-        if affected:
-            kept = self._affected.selected(selected)
-            selected, deselected_unaffected = kept, len(selected) - len(kept)
-        status = None
-        if isinstance(spec, RunSpec) and (spec.last_failed or spec.failed_first):
-            selected, _, line = self._last_failed.order(
-                selected, last_failed=spec.last_failed, failed_first=spec.failed_first, skipped_files=len(skipped)
-            )
-            status = f"run-last-failure: {line}" if spec.verbosity >= 0 else None
-        return _Selected(len(collected), tuple(selected), errors, status, not_collected + deselected_unaffected)
-
-
-def _checked_root(root: object) -> Path | None:
-    if root is None:
-        return None
-    if not isinstance(root, str | PathLike) or not str(root):
-        raise ScriptError(f"root: must be a directory's path, not {root!r}")
-    return Path(root).expanduser().resolve()
-
-
-def _is_distribution(name: str) -> bool:
-    return bool(name) and all(c.isalnum() or c in "-_." for c in name) and name[0].isalnum() and name[-1].isalnum()
-
-
-def _check_percent(name: str, value: object) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or not 0 <= value <= 100
-    ):
-        raise ScriptError(f"{name}: must be a percentage from 0 to 100; got {value!r}")
-
-
-def _as_collection(
-    report: RunReport, collected: Sequence[ScriptedTest], *, finished: bool, max_listed: int | None = None
-) -> CollectionReport:
-    listed = collected[:max_listed]
-    return CollectionReport(
-        termination=report.termination,
-        command=report.command,
-        duration=report.duration,
-        finished=finished,
-        tests=tuple(
-            CollectedTest(node_id=test.node_id, file=test.file, line=test.line, markers=test.markers) for test in listed
-        ),
-        unlisted=len(collected) - len(listed),
-        deselected=report.summary.deselected if report.summary else 0,
-        collection_errors=report.collection_errors,
-        stdout=report.stdout,
-        stderr=report.stderr,
-    )

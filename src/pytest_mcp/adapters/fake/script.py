@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cached_property
+from os import PathLike
+from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
@@ -201,3 +203,30 @@ def tests_from_dict(script: Mapping[str, str | Mapping[str, Any]]) -> list[Scrip
     if problems:
         raise ScriptError("invalid script: " + "; ".join(problems))
     return tests
+
+
+def checked_tests(tests: object) -> list[ScriptedTest]:
+    """The runner's `tests` argument, checked: ScriptError names the argument or the item that is wrong."""
+    if isinstance(tests, str | bytes | Mapping) or not isinstance(tests, Iterable):
+        hint = (
+            "; for a mapping of node id to outcome use FakeTestRunner.from_dict" if isinstance(tests, Mapping) else ""
+        )
+        raise ScriptError(f"tests: must be an iterable of ScriptedTest, not {type(tests).__name__}{hint}")
+    checked = []
+    for index, test in enumerate(tests):
+        if not isinstance(test, ScriptedTest):
+            raise ScriptError(
+                f"tests[{index}]: must be a ScriptedTest, not {type(test).__name__}; "
+                "build tests from mappings with FakeTestRunner.from_dict or script()"
+            )
+        checked.append(test)
+    return checked
+
+
+def checked_root(root: object) -> Path | None:
+    """The runner's `root` argument as an absolute path; ScriptError when it is not a path."""
+    if root is None:
+        return None
+    if not isinstance(root, str | PathLike) or not str(root):
+        raise ScriptError(f"root: must be a directory's path, not {root!r}")
+    return Path(root).expanduser().resolve()

@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp import MCPError
@@ -40,6 +40,9 @@ from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.ports.progress import ProgressSink
 
+if TYPE_CHECKING:
+    from pytest_mcp.adapters.mcp.report_view import ReportView
+
 _audit = routed_logger("pytest_mcp.audit")
 
 
@@ -64,8 +67,10 @@ class McpToolServer:
         errors: ToolErrors,
         runs: DetachedRuns,
         version: str,
+        view: ReportView | None = None,
     ) -> None:
         self._policy = policy
+        self._view = view
         self._errors = errors
         self._runs = runs
         self._in_flight: set[anyio.CancelScope] = set()
@@ -90,12 +95,17 @@ class McpToolServer:
             "execute_tests to run them; failures come back as data you can act on.",
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            # The report view (ADR 0015): its ui:// resource, and the MCP Apps extension advertised.
+            on_list_resources=view.list_resources if view else None,
+            on_read_resource=view.read_resource if view else None,
         )
+        if view is not None:
+            self.server.extensions[view.identifier] = view.settings()
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return self._listing
+        return self._view.tools_for(ctx, self._listing) if self._view else self._listing
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         """One tools/call, stopped when its HTTP client leaves or the server shuts down (`stop_calls`)."""

@@ -28,9 +28,12 @@ from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, Run
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
-PLUGIN_FILES = ("_pytest_mcp_protocol.py", "_pytest_mcp_reporter.py", "_pytest_mcp_testmon.py")
+PLUGIN_FILES = (
+    "_pytest_mcp_protocol.py",
+    *(f"{name}.py" for name in protocol.OWN_PLUGINS),
+    f"{protocol.TESTMON_PLUGIN}.py",  # loaded with `-p` by affected runs only
+)
 """Copied from the package into each run's private directory, where the bootstrap loads them."""
-PLUGIN_MODULE = "_pytest_mcp_reporter"
 DUMP_SIGNAL = getattr(signal, protocol.DUMP_SIGNAL)
 
 
@@ -64,9 +67,9 @@ class _Run:
 class SubprocessPytestRunner(TestRunner):
     """Runs `python -m pytest` with the target interpreter and reads our reporter's output.
 
-    Each call gets its own temporary directory (outside the project) holding the reporter
-    plugin and its report, and its own process group, which is killed when the call ends,
-    times out or is cancelled. Agent-provided node ids always follow `--`.
+    Each call gets its own temporary directory (outside the project) holding our plugins (the
+    path guard and the reporter) and the report, and its own process group, which is killed
+    when the call ends, times out or is cancelled. Agent-provided node ids always follow `--`.
     """
 
     def __init__(
@@ -166,8 +169,7 @@ class SubprocessPytestRunner(TestRunner):
             report_path = workdir / "report.jsonl"
             coverage_path = workdir / "coverage.json"
             private = [
-                "-p",
-                PLUGIN_MODULE,
+                *(option for name in protocol.OWN_PLUGINS for option in ("-p", name)),
                 f"{protocol.OPTION_REPORT}={report_path}",
                 f"{protocol.OPTION_MODE}={mode}",
                 *private_options,

@@ -7,14 +7,14 @@ It starts pytest exactly as `python -m pytest ARGS...` would (the working direct
 sys.path), after: registering faulthandler for the dump signal; applying the rlimits LIMITS
 (`RLIMIT_AS=soft:hard,...`); putting this run's private directory at the *end* of sys.path;
 checking that pytest and each of PLUGINS (`module=distribution,...`) can be imported; and
-importing the reporter. The user's environment variables are not touched, so nothing leaks
-into the processes the tests spawn.
+importing our own plugins, the path guard and the reporter (`protocol.OWN_PLUGINS`). The user's
+environment variables are not touched, so nothing leaks into the processes the tests spawn.
 
-The reporter is imported here, plainly, before pytest starts: pytest would import a module that
+Our plugins are imported here, plainly, before pytest starts: pytest would import a module that
 `-p` names through its assertion rewriter, which parses it into AST objects first, and the
-garbage collections those cause cost about 35 ms of a small run (ADR 0001). Its docstring says
-PYTEST_DONT_REWRITE, so pytest takes the imported module as it is. The directory stays on
-sys.path for pytest-xdist's workers, which import the reporter by name.
+garbage collections those cause cost about 35 ms of a small run (ADR 0001). Their docstrings say
+PYTEST_DONT_REWRITE, so pytest takes the imported modules as they are. The directory stays on
+sys.path for pytest-xdist's workers, which import them by name.
 
 Standard library only; Python 3.9 and later.
 """
@@ -76,9 +76,6 @@ for plugin in filter(None, plugins.split(",")):
         sys.stderr.write("%s %s\n" % (protocol.PLUGIN_MISSING_MARK, distribution))
         sys.exit(protocol.PLUGIN_MISSING_EXIT)
 
-spec = importlib.util.spec_from_file_location(
-    "_pytest_mcp_reporter", os.path.join(private_dir, "_pytest_mcp_reporter.py")
-)
-reporter = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(reporter)
+for name in protocol.OWN_PLUGINS:
+    _load(name)
 runpy.run_module("pytest", run_name="__main__", alter_sys=True)

@@ -1,9 +1,13 @@
 """What the server and its code inside the target pytest say to each other: the one source.
 
 The bootstrap and the reporter run in the *target* interpreter (standard library only, Python
-3.9 and later) and import this module from the run's private directory; the server imports it
-from the package (runner.py starts pytest with these options, report.py reads these events).
+3.9 and later) and import this module from the run's private directory (the guard needs none of
+it); the server imports it from the package (runner.py starts pytest with these options,
+report.py reads these events).
 """
+
+OWN_PLUGINS = ("_pytest_mcp_guard", "_pytest_mcp_reporter")
+"""Our plugins inside pytest, in load order: the bootstrap imports them, the runner names each with `-p`."""
 
 # The reporter's command-line options, which the runner passes and the reporter declares.
 OPTION_REPORT = "--pytest-mcp-report"
