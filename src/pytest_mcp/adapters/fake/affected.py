@@ -65,13 +65,12 @@ class AffectedData:
     def selected(self, tests: Sequence[ScriptedTest]) -> list[ScriptedTest]:
         return [test for test in tests if self.affected(test)]
 
-    def ran(self, tests: Iterable[ScriptedTest], reports: Iterable[ReportedTest]) -> None:
-        """A finished affected run records what ran, and what failed, as testmon does."""
-        ran = {test.node_id for test in tests}
+    def ran(self, reports: Sequence[ReportedTest], selected: int, not_run: int) -> AffectedRun:
+        """A finished affected run's figures; then its data records what ran, and what failed, as testmon does."""
+        figures = AffectedRun(run=selected, not_run=not_run, first_run=self.recorded is None)
+        ran = {report.node_id for report in reports}
         self.recorded = (self.recorded or set()) | ran
         failed = {report.node_id for report in reports if report.is_failure}
         self.failing = (self.failing - ran) | failed
         self.stale -= ran
-
-    def figures(self, run: int, not_run: int) -> AffectedRun:
-        return AffectedRun(run=run, not_run=not_run, first_run=self.recorded is None)
+        return figures

@@ -246,9 +246,7 @@ class FakeTestRunner(TestRunner):
         return self
 
     def edit(self, *affects: str) -> Self:
-        """An edit of the project, as pytest-testmon would see it: the tests it affects (node ids, files or
-        directories). The next `affected` run runs those, new tests and last time's failures; the first
-        affected run, with no data yet, runs everything. `affected` needs pytest-testmon: `install` it."""
+        """An edit as pytest-testmon sees it: the tests it affects (node ids, files, directories); see AffectedData."""
         self._affected.edit(affects, self.tests)
         return self
 
@@ -339,8 +337,8 @@ class FakeTestRunner(TestRunner):
         pending = self._failures.take_unscoped("run")
         if pending is not None and (ending := whole_call_ending(pending, self.tests, call)) is not None:
             return ending
-        affected_data = self._affected if spec.affected else None
-        selection = select(call, "run", self.tests, self._failures, pending, self._last_failed, affected_data)
+        data = self._affected if spec.affected else None
+        selection = select(call, "run", self.tests, self._failures, pending, self._last_failed, data)
         if isinstance(selection, RunReport):
             return selection
         if selection.errors:
@@ -354,7 +352,6 @@ class FakeTestRunner(TestRunner):
         if pending is not None and pending.kills:
             kills.insert(0, pending)
         reports: list[ReportedTest] = []
-        ran: list[ScriptedTest] = []
         failures = 0
         stopped = False
         for done, test in enumerate(selected, start=1):
@@ -365,7 +362,6 @@ class FakeTestRunner(TestRunner):
             if striking is not None:
                 self._failures.fired(striking)
                 return killed(striking, test, reports, call)
-            ran.append(test)
             for report in test.reports(self._root_text):
                 terminal.report(report)
                 reports.append(report)
@@ -383,19 +379,15 @@ class FakeTestRunner(TestRunner):
             terminal.loop_finished()
         for report in reports:  # the session finished: pytest's cache learns what ran
             self._last_failed.reported(report)
-        affected = None
-        if spec.affected:  # and so does testmon's data
-            affected = self._affected.figures(len(selected), selection.not_run)
-            self._affected.ran(ran, reports)
+        affected = self._affected.ran(reports, len(selected), selection.not_run) if spec.affected else None
 
         counts = Counter[str](report.outcome for report in reports)
         counts["deselected"] = selection.collected - len(selected)
         duration = round(sum(report.duration for report in reports), 6)
         summary = Summary.from_counts(counts, total=len(selected), duration=duration)
         terminal.session_finished(summary.line(), stop=f"stopping after {spec.maxfail} failures" if stopped else None)
-        exit_code = 5 if not selected else (1 if failures else 0)
-        if exit_code == 5 and spec.affected and self._affected.leaves_out_any:
-            exit_code = 0  # pytest-testmon's: nothing affected is a clean run
+        # pytest-testmon makes "no tests ran" (5) a clean run (0) when it left unaffected tests out.
+        exit_code = (1 if failures else 0) if selected else (0 if affected and self._affected.leaves_out_any else 5)
         return RunReport(
             termination=Termination(kind="exited", exit_code=exit_code),
             command=command,
