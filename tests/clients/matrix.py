@@ -39,6 +39,7 @@ from tests.e2e.e2e_support import (
     processes_with,
     wait_until_running,
 )
+from tests.plugins import support as plugins_support
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS = REPO / ".clients"
@@ -73,6 +74,7 @@ CALLS = {
     "invalid": {"maxfail": 0},
     "error": {"node_ids": ["test_missing.py"]},
     "progress": {"node_ids": ["test_slowish.py"]},
+    "affected": {"node_ids": ["test_quick.py"], "affected": True},
 }
 INVALID_MESSAGE = "invalid arguments for execute_tests: maxfail: input should be greater than or equal to 1"
 EXECUTION_MESSAGE = "pytest reported a usage error: ERROR: file or directory not found: test_missing.py"
@@ -148,6 +150,13 @@ def combos(clients: list[Client], transports: list[str], *, fast: tuple[str, str
     ]
 
 
+def serving(root: Path) -> tuple[list[str], dict[str, str]]:
+    """What every server of the matrix is started with: the target interpreter (a venv with pytest-testmon,
+    for the affected call) and an environment whose cache directory, where testmon's data goes, is the test's."""
+    python = plugins_support.target("testmon").python
+    return ["--python", str(python)], {"XDG_CACHE_HOME": str(root.parent / "cache")}
+
+
 class Servers:
     """The HTTP servers of one test module, one per transport, started when first asked for."""
 
@@ -157,15 +166,17 @@ class Servers:
 
     def get(self, transport: str) -> HttpServer:
         if transport not in self.started:
+            args, env = serving(self.root)
             self.started[transport] = self.stack.enter_context(
-                http_server(self.root, self.logs, *SERVER_ARGS[transport])
+                http_server(self.root, self.logs, *SERVER_ARGS[transport], *args, env=env)
             )
         return self.started[transport]
 
 
 def target(combo: Combo, root: Path, servers: Servers) -> dict[str, Any]:
     if combo.transport == "stdio":
-        return {"transport": "stdio", "command": [console_script(), "--root", str(root)], "env": clean_env()}
+        args, env = serving(root)
+        return {"transport": "stdio", "command": [console_script(), "--root", str(root), *args], "env": clean_env(env)}
     server = servers.get(combo.transport)
     return {"transport": "sse" if combo.transport == "sse" else "http", "url": server.url}
 
@@ -259,6 +270,17 @@ class ClientMatrix:
         assert done == sorted(done), seen["progress"]
         assert set(done) <= {1, 2, 3}, seen["progress"]
         assert {total for _, total in seen["progress"]} == {3}, seen["progress"]
+
+    def test_an_affected_call_says_what_ran_and_what_did_not(self, answers: dict[str, Any]) -> None:
+        seen = answers["calls"]["affected"]
+        assert (seen["raised"], seen["is_error"]) == (None, False), seen
+        # One server may serve several combinations: the first affected run records, later ones select.
+        line = seen["text"].splitlines()[1]
+        assert line in (
+            "first affected run, no data yet: ran everything (1 test) and recorded what each test uses",
+            "0 affected tests run; 1 unaffected not run (they passed when they last ran; affected=false runs "
+            "everything)",
+        ), seen["text"]
 
     @pytest.mark.anyio
     async def test_cancelling_a_run_stops_pytest_and_its_grandchild(

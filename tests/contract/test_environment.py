@@ -64,8 +64,12 @@ async def test_check_environment_reports_the_interpreter_python_and_pytest(side:
 
 @pytest.mark.parametrize(
     ("arguments", "field", "plugin"),
-    [({"workers": 2}, "workers", "pytest-xdist"), ({"coverage": True}, "coverage", "pytest-cov")],
-    ids=["workers", "coverage"],
+    [
+        ({"workers": 2}, "workers", "pytest-xdist"),
+        ({"coverage": True}, "coverage", "pytest-cov"),
+        ({"affected": True}, "affected", "pytest-testmon"),
+    ],
+    ids=["workers", "coverage", "affected"],
 )
 async def test_a_field_whose_plugin_is_missing_is_refused_naming_it(
     opened: Callable[..., Any], plugin_free_python: Path, arguments: dict[str, Any], field: str, plugin: str
@@ -77,7 +81,8 @@ async def test_a_field_whose_plugin_is_missing_is_refused_naming_it(
     assert (refused.code, refused.reason) == (-32602, "invalid_arguments")
     assert refused.message == (
         f"invalid arguments for execute_tests: {field}: needs {plugin}, which is not installed in the "
-        "target environment; install it there or omit this field"
+        f"target environment; install it there (`{plugin_free_python} -m pip install {plugin}`, or "
+        f"`uv pip install --python {plugin_free_python} {plugin}`) or omit this field"
     )
     assert plugin not in [found["name"] for found in environment["plugins"]]
 

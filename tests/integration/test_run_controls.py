@@ -133,14 +133,18 @@ async def test_coverage_reports_the_total_and_the_worst_files_with_missing_lines
 
 @pytest.mark.parametrize(
     ("arguments", "field", "plugin"),
-    [({"workers": 2}, "workers", "pytest-xdist"), ({"coverage": True}, "coverage", "pytest-cov")],
+    [
+        ({"workers": 2}, "workers", "pytest-xdist"),
+        ({"coverage": True}, "coverage", "pytest-cov"),
+        ({"affected": True}, "affected", "pytest-testmon"),
+    ],
 )
 async def test_a_missing_plugin_is_invalid_params_naming_it(
     tmp_path: Path, bare_python: Path, arguments: dict[str, Any], field: str, plugin: str
 ) -> None:
     root = write_project(tmp_path / "proj")
     # The bare venv has pytest but neither plugin.
-    module = {"pytest-xdist": "xdist", "pytest-cov": "pytest_cov"}[plugin]
+    module = {"pytest-xdist": "xdist", "pytest-cov": "pytest_cov", "pytest-testmon": "testmon"}[plugin]
     assert subprocess.run([str(bare_python), "-c", f"import {module}"], capture_output=True).returncode != 0
     container = create_container(Settings(root=root, python=bare_python))
 
@@ -149,6 +153,7 @@ async def test_a_missing_plugin_is_invalid_params_naming_it(
 
     assert refused.code == -32602
     assert refused.message.endswith(
-        f"{field}: needs {plugin}, which is not installed in the target environment; "
-        "install it there or omit this field"
+        f"{field}: needs {plugin}, which is not installed in the target environment; install it there "
+        f"(`{bare_python} -m pip install {plugin}`, or `uv pip install --python {bare_python} {plugin}`) "
+        "or omit this field"
     )

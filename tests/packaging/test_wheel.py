@@ -52,6 +52,7 @@ PACKAGE_DATA = (
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_probe.py",
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_protocol.py",
     "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_warden.py",
+    "pytest_mcp/adapters/pytest_subprocess/_plugin/_pytest_mcp_testmon.py",
 )
 
 

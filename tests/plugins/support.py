@@ -82,6 +82,17 @@ def environments() -> dict[str, Environment]:
     return {name: Environment(name, (*table["packages"], *common)) for name, table in pins["environments"].items()}
 
 
+def target(name: str) -> Environment:
+    """A target venv of environments.toml's `[targets]` (not part of the matrix), built if missing or stale."""
+    table = tomllib.loads(PINS.read_text(encoding="utf-8"))["targets"][name]
+    env = Environment(name, tuple(table["packages"]))
+    try:
+        build(env)
+    except BuildFailed as exc:
+        pytest.fail(str(exc), pytrace=False)
+    return env
+
+
 class BuildFailed(Exception):
     """pip could not build an environment; the message is pip's own output."""
 

@@ -24,21 +24,25 @@ def test_the_reporter_declares_every_option_of_the_protocol_and_no_other(monkeyp
         def getgroup(self, *_: object) -> Group:
             return Group()
 
-    namespace: dict[str, object] = {}
-    exec(compile(PLUGIN.joinpath("_pytest_mcp_reporter.py").read_text(), "reporter", "exec"), namespace)
-    namespace["pytest_addoption"](Parser())  # type: ignore[operator]
+    for plugin in ("_pytest_mcp_reporter.py", "_pytest_mcp_testmon.py"):  # the testmon part: affected runs only
+        namespace: dict[str, object] = {}
+        exec(compile(PLUGIN.joinpath(plugin).read_text(), plugin, "exec"), namespace)
+        namespace["pytest_addoption"](Parser())  # type: ignore[operator]
 
     options = [value for name, value in vars(protocol).items() if name.startswith("OPTION_")]
     assert sorted(declared) == sorted(options)
 
 
 def test_no_option_name_or_event_is_spelled_out_anywhere_but_the_protocol() -> None:
-    sources = {
-        name: PLUGIN.joinpath(name).read_text()
-        for name in ("_pytest_mcp_reporter.py", "_pytest_mcp_guard.py", "_pytest_mcp_bootstrap.py")
-    }
+    plugin_files = (
+        "_pytest_mcp_reporter.py",
+        "_pytest_mcp_guard.py",
+        "_pytest_mcp_bootstrap.py",
+        "_pytest_mcp_testmon.py",
+    )
+    sources = {name: PLUGIN.joinpath(name).read_text() for name in plugin_files}
     server = resources.files("pytest_mcp.adapters.pytest_subprocess")
-    sources |= {name: server.joinpath(name).read_text() for name in ("runner.py", "report.py")}
+    sources |= {name: server.joinpath(name).read_text() for name in ("runner.py", "report.py", "testmon_data.py")}
 
     for name, text in sources.items():
         assert not re.search(r"[\"']--pytest-mcp-", text), f"{name} spells out an option"

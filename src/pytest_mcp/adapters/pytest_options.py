@@ -36,6 +36,9 @@ def run_options(spec: RunSpec) -> list[str]:
         options.append("--failed-first")
     if spec.workers is not None:
         options.append(f"--numprocesses={spec.workers}")
+    if spec.affected:
+        # forceselect, not --testmon: with -m, -k, --lf or a test's node id, --testmon stops selecting.
+        options.append("--testmon-forceselect")
     if spec.coverage:
         # The report goes to the run's private directory; the data file is pytest-cov's usual one.
         options += ["--cov", f"--cov-report=json:{COVERAGE_PLACEHOLDER}"]

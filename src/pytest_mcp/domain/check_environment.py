@@ -93,6 +93,7 @@ _EFFECTS = {
     "pytest-xdist": "runs tests in parallel worker processes, in an order that varies",
     "pytest-timeout": "fails a test that runs longer than its limit",
     "pytest-check": "lets a test continue after a failed check, and fails it at the end",
+    "pytest-testmon": "with affected=true, runs only the tests affected by changes since the last affected run",
 }
 
 

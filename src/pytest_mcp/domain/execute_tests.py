@@ -47,8 +47,11 @@ class ExecuteTests(Generic[T]):
       pytest's short test summary: the failure sections above it would only repeat what `tests`
       holds in full.
     - `last_failed`/`failed_first` use pytest's own cache; the server keeps no state.
-    - `workers` needs pytest-xdist and `coverage` needs pytest-cov in the target environment;
-      when one is missing the request is invalid (the field is named), not the run.
+    - `workers` needs pytest-xdist, `coverage` pytest-cov and `affected` pytest-testmon in the
+      target environment; when one is missing the request is invalid (the field is named, with
+      the line that installs it there), not the run.
+    - `affected` runs what pytest-testmon selects; the answer says what ran and what was left
+      out (`affected`), and a first run, with no data yet, says it ran everything.
     - Node ids too many or too long for the OS to pass to a process are invalid too (nothing is
       started); a command too long without any is the server's environment, an execution failure.
     - Coverage lists the files with the lowest coverage first, up to the policy's limit.
@@ -82,6 +85,7 @@ class ExecuteTests(Generic[T]):
             failed_first=request.failed_first,
             workers=request.workers,
             coverage=request.coverage,
+            affected=request.affected,
             progress=progress is not None or (watch is not None and watch.follow),
         )
         throttled = ThrottledProgress(progress) if progress is not None and watch is None else None
@@ -94,7 +98,8 @@ class ExecuteTests(Generic[T]):
             field, _, reason = (report.termination.detail or "arguments: refused").partition(": ")
             raise InvalidArguments(request.tool, [FieldError(field, reason)])
         if report.termination.kind == "plugin_missing":
-            raise InvalidArguments(request.tool, [_missing_plugin_error(report.termination.detail)])
+            python = report.command[0] if report.command else "python"
+            raise InvalidArguments(request.tool, [_missing_plugin_error(report.termination.detail, python)])
         if report.termination.kind == "command_too_long" and request.node_ids:
             reason = (
                 f"with the rest of pytest's command and the server's environment, {report.termination.detail}; "
@@ -140,6 +145,7 @@ class ExecuteTests(Generic[T]):
             text_output=text_output,
             coverage=self._worst_files_first(report.coverage),
             stopped_processes=_stopped(report.stopped_processes),
+            affected=report.affected,
         )
         kept = kept_reports(report.tests)
         if watch is not None and watch.run_id is not None and (kept or report.collection_errors):
@@ -223,12 +229,15 @@ def _bare(test: ReportedTest) -> ReportedTest:
 
 # The title of pytest's last section: one line per failure and error, then the summary line.
 _SHORT_SUMMARY = " short test summary info "
-_PLUGIN_FIELDS = {"pytest-xdist": "workers", "pytest-cov": "coverage"}
+_PLUGIN_FIELDS = {"pytest-xdist": "workers", "pytest-cov": "coverage", "pytest-testmon": "affected"}
 
 
-def _missing_plugin_error(distribution: str | None) -> FieldError:
-    name = distribution or "a pytest plugin"
+def _missing_plugin_error(distribution: str | None, python: str) -> FieldError:
+    if distribution is None:
+        return FieldError("arguments", "needs a pytest plugin that is not installed in the target environment")
     return FieldError(
-        _PLUGIN_FIELDS.get(name, "arguments"),
-        f"needs {name}, which is not installed in the target environment; install it there or omit this field",
+        _PLUGIN_FIELDS.get(distribution, "arguments"),
+        f"needs {distribution}, which is not installed in the target environment; install it there "
+        f"(`{python} -m pip install {distribution}`, or `uv pip install --python {python} {distribution}`) "
+        "or omit this field",
     )

@@ -241,6 +241,31 @@ class CoverageReport(_Value):
     files_omitted: int = Field(0, description="Measured files not listed, to stay within budget.")
 
 
+class AffectedRun(_Value):
+    """With affected=true: what pytest-testmon selected, and what it left out."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"run", "not_run"})
+
+    run: int = Field(0, description="Tests run: those affected by changes since the last affected run.")
+    not_run: int = Field(0, description="Tests left out as unaffected: they passed when they last ran.")
+    first_run: bool = Field(False, description="No data yet: every selected test ran, and the data was recorded.")
+    everything_changed: bool = Field(
+        False, description="The packages of the target environment changed since the data was recorded: all ran."
+    )
+
+    def line(self) -> str:
+        """The answer's sentence: what ran, what did not, and why that can be trusted."""
+        ran = f"{self.run:,} test{'' if self.run == 1 else 's'}"
+        if self.first_run:
+            return f"first affected run, no data yet: ran everything ({ran}) and recorded what each test uses"
+        if self.everything_changed:
+            return f"the target environment's packages changed since the last affected run: ran everything ({ran})"
+        return (
+            f"{self.run:,} affected test{'' if self.run == 1 else 's'} run; {self.not_run:,} unaffected not run "
+            "(they passed when they last ran; affected=false runs everything)"
+        )
+
+
 class RunProgress(_Value):
     """How far a run that is still going has got."""
 
@@ -341,6 +366,7 @@ class RunResult(_Value):
     )
     page: RunPage | None = Field(None, description="In get_test_run's answer with node_ids or offset: the page.")
     notes: tuple[str, ...] = Field((), description="What the server did that the call did not ask for, in words.")
+    affected: AffectedRun | None = Field(None, description="With affected=true: what ran and what was left out.")
 
 
 class ModuleCount(_Value):

@@ -247,6 +247,11 @@ class ExecuteTestsRequest(_Request):
         None, description="Run in parallel with pytest-xdist (-n): a number of workers, or 'auto'."
     )
     coverage: bool = Field(False, description="Measure coverage with pytest-cov: total and the worst files.")
+    affected: bool = Field(
+        False,
+        description="Run only the tests affected by changes since the last affected run (pytest-testmon); the "
+        "first run runs everything and records what each test uses. Combines with the other selections.",
+    )
 
     @field_validator("workers", mode="before")
     @classmethod

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_mcp.domain.models import (
+    AffectedRun,
     CollectedTest,
     CollectionError,
     CoverageReport,
@@ -43,6 +44,7 @@ class RunSpec(_Value):
     failed_first: bool = False
     workers: int | Literal["auto"] | None = None
     coverage: bool = False
+    affected: bool = False
     progress: bool = False
 
 
@@ -90,6 +92,7 @@ class RunReport(_Value):
     stopped_processes: tuple[str, ...] = Field(
         (), description="Command lines of the processes the tests left running, which were stopped at the end."
     )
+    affected: AffectedRun | None = None
 
 
 class CollectionReport(_Value):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_mcp.adapters.fake.affected import AffectedData
 from pytest_mcp.adapters.fake.endings import DEFAULT_BROKEN_MODULE, Call, collection_error, usage_error
 from pytest_mcp.adapters.fake.failures import CallKind, ScriptedFailure
 from pytest_mcp.adapters.fake.last_failed import LastFailed
@@ -83,6 +84,7 @@ class Selected:
     tests: tuple[ScriptedTest, ...]
     errors: tuple[CollectionError, ...]
     status: str | None
+    not_run: int = 0  # affected: unaffected tests left out, as pytest-testmon leaves them out
 
 
 def select(
@@ -92,11 +94,13 @@ def select(
     failures: ArmedFailures,
     pending: ScriptedFailure | None,
     last_failed: LastFailed,
+    affected: AffectedData | None = None,
 ) -> Selected | RunReport:
     """Collect, deselect and order as pytest would; a usage error's report when pytest refuses.
 
     The modules broken for this call (scoped collection errors, and `pending`, the call's unscoped
     failure) fail to import, and fire; pytest's cache (`last_failed`) learns what was collected.
+    With `affected` (testmon's data) unaffected tests are left out as testmon leaves them out.
     """
     spec = call.spec
     broken = {
@@ -128,14 +132,21 @@ def select(
             last_failed.collected(module, module in fired, tests)
     if collection.not_found:
         return usage_error(UsageError(collection.not_found, len(collected)), call, errors)
+    not_collected = 0
+    if affected is not None:
+        collected, not_collected = affected.collected(collected)
     try:
         selected = deselect(collected, spec.markers, spec.keywords)
     except UsageError as exc:
         return usage_error(exc, call, errors)
+    left_out = 0
+    if affected is not None:
+        kept = affected.selected(selected)
+        selected, left_out = kept, len(selected) - len(kept)
     status = None
     if isinstance(spec, RunSpec) and (spec.last_failed or spec.failed_first):
         selected, _, line = last_failed.order(
             selected, last_failed=spec.last_failed, failed_first=spec.failed_first, skipped_files=len(skipped)
         )
         status = f"run-last-failure: {line}" if spec.verbosity >= 0 else None
-    return Selected(len(collected), tuple(selected), errors, status)
+    return Selected(len(collected), tuple(selected), errors, status, not_collected + left_out)

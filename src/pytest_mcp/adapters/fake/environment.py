@@ -29,7 +29,7 @@ FAKE_INTERPRETER = InterpreterChoice(
 # The reason the real server gives when the interpreter was configured (`--python`).
 _EXPLICIT_REASON = "--python, PYTEST_MCP_PYTHON or [tool.pytest-mcp] python"
 # The plugins a request field needs, in the order the real runner checks for them.
-_NEEDED_FOR = (("workers", "pytest-xdist"), ("coverage", "pytest-cov"))
+_NEEDED_FOR = (("workers", "pytest-xdist"), ("coverage", "pytest-cov"), ("affected", "pytest-testmon"))
 _ENTRY_POINTS = {"pytest-xdist": ("xdist", "xdist.looponfail"), "pytest-cov": ("pytest_cov",)}
 NO_PYTEST = "ModuleNotFoundError: No module named 'pytest'"
 

@@ -10,6 +10,7 @@ from typing import Any, Literal, Self
 
 import anyio
 
+from pytest_mcp.adapters.fake.affected import AffectedData
 from pytest_mcp.adapters.fake.arming import ArmedFailures, select
 from pytest_mcp.adapters.fake.endings import (
     Call,
@@ -100,6 +101,7 @@ class FakeTestRunner(TestRunner):
         self._root = checked_root(root)
         self._environment = FakeEnvironment()
         self._last_failed = LastFailed()
+        self._affected = AffectedData()
         self._held: tuple[int, anyio.Event] | None = None
         self._left_running = LeftRunning()
         self.calls: list[RunSpec | CollectSpec] = []
@@ -244,6 +246,11 @@ class FakeTestRunner(TestRunner):
         self._failures.clear(node_id)
         return self
 
+    def edit(self, *affects: str) -> Self:
+        """An edit as pytest-testmon sees it: the tests it affects (node ids, files, directories); see AffectedData."""
+        self._affected.edit(affects, self.tests)
+        return self
+
     def install(self, *distributions: str) -> Self:
         """Install pytest plugins in the fake environment: `"pytest-xdist"` or `"pytest-xdist==3.8.0"`.
 
@@ -337,7 +344,8 @@ class FakeTestRunner(TestRunner):
         pending = self._failures.take_unscoped("run")
         if pending is not None and (ending := whole_call_ending(pending, self.tests, call)) is not None:
             return ending
-        selection = select(call, "run", self.tests, self._failures, pending, self._last_failed)
+        data = self._affected if spec.affected else None
+        selection = select(call, "run", self.tests, self._failures, pending, self._last_failed, data)
         if isinstance(selection, RunReport):
             return selection
         if selection.errors:
@@ -380,13 +388,15 @@ class FakeTestRunner(TestRunner):
             terminal.loop_finished()
         for report in reports:  # the session finished: pytest's cache learns what ran
             self._last_failed.reported(report)
+        affected = self._affected.ran(reports, len(selected), selection.not_run) if spec.affected else None
 
         counts = Counter[str](report.outcome for report in reports)
         counts["deselected"] = selection.collected - len(selected)
         duration = round(sum(report.duration for report in reports), 6)
         summary = Summary.from_counts(counts, total=len(selected), duration=duration)
         terminal.session_finished(summary.line(), stop=f"stopping after {spec.maxfail} failures" if stopped else None)
-        exit_code = 5 if not selected else (1 if failures else 0)
+        # pytest-testmon makes "no tests ran" (5) a clean run (0) when it left unaffected tests out.
+        exit_code = (1 if failures else 0) if selected else (0 if affected and self._affected.leaves_out_any else 5)
         return RunReport(
             termination=Termination(kind="exited", exit_code=exit_code),
             command=command,
@@ -396,6 +406,7 @@ class FakeTestRunner(TestRunner):
             stdout=terminal.text(),
             coverage=self._environment.coverage if spec.coverage else None,
             stopped_processes=left_running,
+            affected=affected,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:

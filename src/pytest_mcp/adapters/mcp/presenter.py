@@ -117,6 +117,8 @@ def render_run(result: RunResult) -> str:
     """A compact reading of the run for a model: the summary, then each failure group, largest
     first, with one report's evidence; skips and xfails by reason; then what else is listed."""
     lines = [_headline(result)]
+    if result.affected is not None:
+        lines.append(result.affected.line())
     for group in result.groups:
         lines.append("")
         lines += _render_group(group)

@@ -12,6 +12,7 @@ import anyio
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.models import (
+    AffectedRun,
     CollectedTest,
     CollectionError,
     CoverageFile,
@@ -34,6 +35,7 @@ class ParsedReport:
     collection_errors: list[CollectionError] = field(default_factory=list)
     deselected: int = 0
     reproduce: tuple[str, ...] = ()  # options that repeat a plugin's seed or order (pytest-randomly)
+    affected: AffectedRun | None = None
 
 
 def _event(raw: bytes) -> tuple[str | None, dict[str, Any]]:
@@ -83,6 +85,8 @@ def _apply(parsed: ParsedReport, kind: str | None, event: dict[str, Any]) -> Non
         parsed.deselected = counts["deselected"]
         parsed.reproduce = tuple(str(option) for option in event.get("reproduce", ()))
         parsed.summary = Summary.from_counts(counts, total=event["total"], duration=event["duration"])
+        if isinstance(event.get(protocol.AFFECTED), dict):
+            parsed.affected = AffectedRun.model_validate({**event[protocol.AFFECTED], "run": event["total"]})
 
 
 class ProgressFollower:

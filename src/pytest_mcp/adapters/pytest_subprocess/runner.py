@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import signal
 import tempfile
@@ -21,13 +23,20 @@ from pytest_mcp.adapters.pytest_subprocess.process import (
     run_in_process_group,
 )
 from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressFollower, read_coverage, read_report
+from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory, taking_turns
 from pytest_mcp.domain.models import CoverageReport
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
-# Our plugins, the warden (which the bootstrap runs first) and the protocol they share.
-PLUGIN_FILES = ("_pytest_mcp_protocol.py", "_pytest_mcp_warden.py", *(f"{name}.py" for name in protocol.OWN_PLUGINS))
+# Our plugins, the warden (which the bootstrap runs first) and the protocol they share; testmon's
+# part is loaded with `-p` by affected runs only.
+PLUGIN_FILES = (
+    "_pytest_mcp_protocol.py",
+    "_pytest_mcp_warden.py",
+    *(f"{name}.py" for name in protocol.OWN_PLUGINS),
+    f"{protocol.TESTMON_PLUGIN}.py",
+)
 """Copied from the package into each run's private directory, where the bootstrap loads them."""
 DUMP_SIGNAL = getattr(signal, protocol.DUMP_SIGNAL)
 
@@ -96,15 +105,25 @@ class SubprocessPytestRunner(TestRunner):
         private_options = [protocol.OPTION_PASSED] if spec.include_passed else []
         if spec.progress and progress is not None:
             private_options.append(protocol.OPTION_PROGRESS)
-        run = await self._pytest(
-            run_options(spec),
-            spec.node_ids,
-            spec.timeout,
-            mode="run",
-            private_options=private_options,
-            required=required,
-            progress=progress if spec.progress else None,
-        )
+        options = run_options(spec)
+        turns: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+        if spec.affected:
+            required.append("testmon=pytest-testmon")
+            data = data_directory(self._root)
+            private_options += ["-p", protocol.TESTMON_PLUGIN, f"{protocol.OPTION_TESTMON_DATA}={data / DATA_FILE}"]
+            if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+                options = ["-p", "testmon.pytest_testmon", *options]  # its entry point is not loaded
+            turns = taking_turns(data)
+        async with turns:
+            run = await self._pytest(
+                options,
+                spec.node_ids,
+                spec.timeout,
+                mode="run",
+                private_options=private_options,
+                required=required,
+                progress=progress if spec.progress else None,
+            )
         return RunReport(
             termination=run.refused or self._termination(run.outcome, python=run.command[0]),
             command=_reproducible(run.command, run.parsed.reproduce),
@@ -116,6 +135,7 @@ class SubprocessPytestRunner(TestRunner):
             stderr=run.outcome.stderr,
             coverage=run.coverage,
             stopped_processes=run.stopped,
+            affected=run.parsed.affected,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:

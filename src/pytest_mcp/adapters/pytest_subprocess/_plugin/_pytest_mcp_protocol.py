@@ -21,6 +21,12 @@ OPTION_PROGRESS = "--pytest-mcp-progress"
 """Write a progress event as each test finishes."""
 OPTION_LIST_LIMIT = "--pytest-mcp-list-limit"
 """Describe at most this many collected items; the summary still counts them all."""
+OPTION_TESTMON_DATA = "--pytest-mcp-testmon-data"
+"""An affected run: pytest-testmon's data file, unless the project keeps its own (_pytest_mcp_testmon)."""
+TESTMON_PLUGIN = "_pytest_mcp_testmon"
+"""The module, beside the reporter, that an affected run loads with `-p`."""
+AFFECTED = "affected"
+"""The summary's member for an affected run: not_run, first_run, everything_changed."""
 
 # Events: one JSON object a line, whose EVENT member names its kind.
 EVENT = "e"

@@ -205,8 +205,14 @@ class Reporter:
                 duration=round(time.perf_counter() - self.started, 6),
                 reproduce=self._reproduce(),
                 **self.finished,
+                **self._affected(),
             )
         self.file.close()
+
+    def _affected(self):
+        """An affected run's figures, which _pytest_mcp_testmon left on the config."""
+        figures = getattr(self.config, "_pytest_mcp_affected", None)
+        return {protocol.AFFECTED: figures} if figures is not None else {}
 
     def _counts(self):
         """Every count pytest's summary line shows, by its word: the known ones, then each status a

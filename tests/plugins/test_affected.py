@@ -1,0 +1,363 @@
+"""affected=true against a real pytest-testmon (issue 26), in the plugin matrix's pinned venvs (pytest 8 and 9).
+
+Each case writes a small project, runs it once to record testmon's data, makes one edit, and
+compares the affected run with what it must be: the tests the edit touched, pytest's own counts,
+and the failures a full run reports. The data lives under XDG_CACHE_HOME (a tmp directory here).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory
+from pytest_mcp.container import create_container
+from pytest_mcp.settings import Settings
+from tests.answers import complete, tool_error
+from tests.plugins.support import Environment, counts_of, headline_words, ready, target
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+PROJECT = {
+    "pytest.ini": "[pytest]\nmarkers =\n    slow: a slow test\n",
+    "calc.py": """
+        RATE = 2
+
+        def add(a, b):
+            return a + b
+
+        def mul(a, b):
+            return a * b
+        """,
+    "conftest.py": """
+        import pytest
+
+        @pytest.fixture
+        def base():
+            return 10
+        """,
+    "tests/test_add.py": """
+        import pytest
+        from calc import add
+
+        def test_add_small():
+            assert add(1, 2) == 3
+
+        def test_add_negative():
+            assert add(-1, 1) == 0
+
+        @pytest.mark.slow
+        def test_add_large():
+            assert add(10**6, 1) == 10**6 + 1
+        """,
+    "tests/test_mul.py": """
+        from calc import mul
+
+        def test_mul_small():
+            assert mul(2, 3) == 6
+
+        def test_mul_zero():
+            assert mul(0, 5) == 0
+        """,
+    "tests/test_base.py": """
+        def test_base(base):
+            assert base == 10
+        """,
+    "tests/test_rate.py": """
+        import calc
+
+        def test_rate():
+            assert calc.RATE == 2
+        """,
+}
+TESTS = 7
+
+
+@pytest.fixture(params=["pytest8", "pytest9"])
+def env(request: pytest.FixtureRequest) -> Environment:
+    return ready(request.param)[request.param]
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for name in ("PYTEST_ADDOPTS", "TESTMON_DATAFILE", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        monkeypatch.delenv(name, raising=False)
+    project = tmp_path / "project"
+    write(project, PROJECT)
+    return project
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def edit(root: Path, name: str, old: str, new: str) -> None:
+    path = root / name
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {name}"
+    path.write_text(text.replace(old, new))
+    # testmon tells a changed file by mtime first; two writes in one clock tick must still differ.
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+
+
+async def execute(root: Path, python: Path, arguments: dict[str, Any]) -> dict[str, Any]:
+    container = create_container(Settings(root=root, python=python))
+    async with Client(container.tool_server().server) as client:
+        result = await client.call_tool("execute_tests", arguments)
+    if result.is_error:
+        seen = tool_error(result)
+        return {"error": seen.message, "code": seen.code}
+    assert result.structured_content is not None
+    return complete(result.structured_content) | {"_text": result.content[0].text}  # type: ignore[union-attr]
+
+
+def failures(answer: dict[str, Any]) -> list[str]:
+    return sorted(test["node_id"] for test in answer["tests"] if test["outcome"] in ("failed", "error"))
+
+
+def ran(answer: dict[str, Any]) -> list[str]:
+    return sorted(test["node_id"] for test in answer["tests"])
+
+
+def pytests_line(answer: dict[str, Any]) -> dict[str, Any]:
+    """The counts of pytest's own last line, read from the answer's output tail (detail='all')."""
+    last = answer["text_output"].rstrip().splitlines()[-1]
+    return counts_of(headline_words(f"{last} (exit code {answer['exit_code']})"))
+
+
+def ours(answer: dict[str, Any]) -> dict[str, Any]:
+    summary = answer["summary"]
+    return {key: summary.get(key, 0) for key in counts_of([])}
+
+
+async def test_the_first_run_runs_everything_and_says_so(env: Environment, root: Path) -> None:
+    first = await execute(root, env.python, {"affected": True, "detail": "all"})
+
+    assert first["exit_code"] == 0, first["_text"]
+    assert first["summary"]["total"] == TESTS
+    assert first["affected"] == {"run": TESTS, "not_run": 0, "first_run": True, "everything_changed": False}
+    assert first["_text"].splitlines()[1] == (
+        f"first affected run, no data yet: ran everything ({TESTS} tests) and recorded what each test uses"
+    )
+    assert "--testmon-forceselect" in first["command"]
+    # The data is outside the project, in its own cache directory; nothing new in the tree.
+    assert (data_directory(root) / DATA_FILE).is_file()
+    assert not (root / DATA_FILE).exists()
+    assert str(data_directory(root)).startswith(os.environ["XDG_CACHE_HOME"])
+
+
+async def test_a_one_function_edit_runs_only_the_tests_that_use_it(env: Environment, root: Path) -> None:
+    await execute(root, env.python, {"affected": True})
+    edit(root, "calc.py", "return a * b", "return a * b + 1")
+
+    answer = await execute(root, env.python, {"affected": True, "detail": "all"})
+    again = await execute(root, env.python, {"affected": True, "detail": "all"})
+    full = await execute(root, env.python, {"detail": "all"})
+
+    assert ran(answer) == ["tests/test_mul.py::test_mul_small", "tests/test_mul.py::test_mul_zero"]
+    assert failures(answer) == failures(full) == ran(answer)
+    assert (answer["affected"]["run"], answer["affected"]["not_run"]) == (2, TESTS - 2)
+    assert answer["_text"].splitlines()[1] == (
+        "2 affected tests run; 5 unaffected not run (they passed when they last ran; affected=false runs everything)"
+    )
+    assert ours(answer) == pytests_line(answer)
+    # Failures are run again until they pass, as testmon never leaves out a failing test.
+    assert ran(again) == ran(answer)
+
+
+async def test_nothing_changed_is_a_clean_run_of_nothing(env: Environment, root: Path) -> None:
+    await execute(root, env.python, {"affected": True})
+
+    answer = await execute(root, env.python, {"affected": True, "detail": "all"})
+
+    assert answer["exit_code"] == 0  # testmon's: nothing affected is not "no tests collected"
+    assert (answer["summary"]["total"], answer["affected"]["run"], answer["affected"]["not_run"]) == (0, 0, TESTS)
+    assert ours(answer) == pytests_line(answer)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected_run", "expected_failures"),
+    [
+        ({"node_ids": ["tests/test_mul.py::test_mul_small"]}, ["tests/test_mul.py::test_mul_small"], 1),
+        ({"node_ids": ["tests/test_add.py"]}, [], 0),
+        ({"keywords": "zero"}, ["tests/test_mul.py::test_mul_zero"], 1),
+        ({"markers": "not slow"}, ["tests/test_mul.py::test_mul_small", "tests/test_mul.py::test_mul_zero"], 2),
+        ({"maxfail": 1}, "one of the two", 1),
+        ({"workers": 2}, ["tests/test_mul.py::test_mul_small", "tests/test_mul.py::test_mul_zero"], 2),
+        ({"coverage": True}, ["tests/test_mul.py::test_mul_small", "tests/test_mul.py::test_mul_zero"], 2),
+        ({"detail": "summary"}, [], 2),
+    ],
+    ids=["node_id", "file", "keywords", "markers", "maxfail", "workers", "coverage", "detail"],
+)
+async def test_affected_combines_with_the_other_fields(
+    env: Environment, root: Path, arguments: dict[str, Any], expected_run: Any, expected_failures: int
+) -> None:
+    await execute(root, env.python, {"affected": True})
+    edit(root, "calc.py", "return a * b", "return a * b + 1")
+
+    answer = await execute(root, env.python, {"affected": True, "detail": "all", **arguments})
+
+    assert "error" not in answer, answer
+    assert answer["summary"]["failed"] == expected_failures, answer["_text"]
+    if expected_run == "one of the two":
+        assert len(ran(answer)) == 1
+    elif arguments.get("detail") != "summary":
+        assert ran(answer) == expected_run
+    if "text_output" in answer and arguments.get("detail") != "summary":
+        assert ours(answer) == pytests_line(answer)
+    if arguments.get("coverage"):
+        assert answer["coverage"]["percent"] > 0
+
+
+async def test_affected_combines_with_last_failed(env: Environment, root: Path) -> None:
+    await execute(root, env.python, {"affected": True})
+    edit(root, "calc.py", "return a * b", "return a * b + 1")
+    await execute(root, env.python, {"affected": True})  # both mul tests fail
+    edit(root, "calc.py", "return a * b + 1", "return a * b")
+    edit(root, "calc.py", "return a + b", "return a + b + 0")
+
+    answer = await execute(root, env.python, {"affected": True, "last_failed": True, "detail": "all"})
+
+    # --lf narrows to last time's failures; testmon keeps them (they failed), and they pass now.
+    assert ran(answer) == ["tests/test_mul.py::test_mul_small", "tests/test_mul.py::test_mul_zero"]
+    assert answer["summary"]["passed"] == 2
+
+
+async def test_a_project_that_uses_testmon_keeps_its_own_data_file(env: Environment, root: Path) -> None:
+    subprocess.run([str(env.python), "-m", "pytest", "-q", "--testmon", "-p", "no:randomly"], cwd=root, check=True,
+                   capture_output=True, timeout=120)  # fmt: skip
+    assert (root / DATA_FILE).is_file()
+    edit(root, "calc.py", "return a + b", "return a + b + 0")
+
+    answer = await execute(root, env.python, {"affected": True, "detail": "all"})
+
+    assert answer["affected"]["run"] == 3, answer["_text"]  # the project's data: not a first run
+    assert not data_directory(root).joinpath(DATA_FILE).exists()
+
+
+async def test_two_affected_runs_at_once_take_turns_and_leave_the_data_whole(env: Environment, root: Path) -> None:
+    await execute(root, env.python, {"affected": True})
+    edit(root, "calc.py", "return a * b", "return a * b + 1")
+    answers: list[dict[str, Any]] = []
+
+    async def one() -> None:
+        answers.append(await execute(root, env.python, {"affected": True, "detail": "all"}))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(one)
+        group.start_soon(one)
+
+    assert [failures(answer) for answer in answers] == [["tests/test_mul.py::test_mul_small",
+                                                         "tests/test_mul.py::test_mul_zero"]] * 2  # fmt: skip
+    with sqlite3.connect(data_directory(root) / DATA_FILE) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    edit(root, "calc.py", "return a * b + 1", "return a * b")
+    after = await execute(root, env.python, {"affected": True, "detail": "all"})
+    assert (ran(after), failures(after)) == (ran(answers[0]), [])
+
+
+async def test_the_cache_provider_turned_off_does_not_stop_affected(root: Path) -> None:
+    # testmon 2.2.0 reads --lf's option, which only the cache provider declares; with
+    # `-p no:cacheprovider` on pytest's command line it dies (KeyError: 'lf'). From a project's
+    # addopts (or PYTEST_ADDOPTS) it does not, and the server never puts it on the command line.
+    env = target("testmon")
+    (root / "pytest.ini").write_text(PROJECT["pytest.ini"] + "addopts = -p no:cacheprovider\n")
+
+    first = await execute(root, env.python, {"affected": True})
+    edit(root, "calc.py", "return a * b", "return a * b + 1")
+    answer = await execute(root, env.python, {"affected": True, "detail": "all"})
+
+    assert first["summary"]["total"] == TESTS, first
+    assert failures(answer) == ran(answer) == ["tests/test_mul.py::test_mul_small", "tests/test_mul.py::test_mul_zero"]
+
+
+async def test_testmon_turned_off_by_the_project_is_a_field_error(env: Environment, root: Path) -> None:
+    (root / "pytest.ini").write_text(PROJECT["pytest.ini"] + "addopts = --no-testmon\n")
+
+    answer = await execute(root, env.python, {"affected": True})
+
+    assert answer["code"] == -32602, answer
+    assert "affected: pytest-testmon does not select tests in this project's configuration" in answer["error"]
+    assert "--no-testmon" in answer["error"]
+
+
+# --- exact against a full run, and where testmon cannot see -----------------------------------
+
+EDITS = {
+    "body": ("calc.py", "return a * b", "return a * b + 1"),
+    "signature": ("calc.py", "def add(a, b):", "def add(a, b, c):"),
+    "conftest fixture": ("conftest.py", "return 10", "return 11"),
+}
+
+
+@pytest.mark.parametrize("kind", list(EDITS))
+async def test_an_affected_run_reports_the_failures_a_full_run_reports(env: Environment, root: Path, kind: str) -> None:
+    await execute(root, env.python, {"affected": True})
+    edit(root, *EDITS[kind])
+
+    affected = await execute(root, env.python, {"affected": True})
+    full = await execute(root, env.python, {})
+
+    assert failures(full), f"the {kind} edit must break something"
+    assert failures(affected) == failures(full)
+    assert affected["affected"]["run"] < TESTS
+
+
+BLIND_SPOTS = {
+    # what the test depends on, the project's files, and the edit testmon does not see
+    "a data file read at import": (
+        {"tests/test_data.py": "import pathlib\nLIMIT = int(pathlib.Path('limit.txt').read_text())\n\n"
+         "def test_limit():\n    assert LIMIT == 5\n", "limit.txt": "5\n"},
+        ("limit.txt", "5", "6"),
+    ),
+    "a subprocess": (
+        {"tool.py": "print(5)\n", "tests/test_tool.py": "import subprocess, sys\n\n"
+         "def test_tool():\n    out = subprocess.run([sys.executable, 'tool.py'], capture_output=True, text=True)\n"
+         "    assert out.stdout.strip() == '5'\n"},
+        ("tool.py", "print(5)", "print(6)"),
+    ),
+    # Found here (testmon 2.2.0): a module's top level runs when pytest imports it while
+    # collecting, before testmon follows any test, so a test that only reads a module constant
+    # does not depend on it in testmon's data.
+    "a module constant": ({}, ("calc.py", "RATE = 2", "RATE = 3")),
+    "an environment variable": (
+        {"tests/test_env.py": "import os\n\ndef test_env():\n    assert os.environ.get('P26_LIMIT', '5') == '5'\n"},
+        None,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("spot", list(BLIND_SPOTS))
+async def test_a_blind_spot_of_testmon_is_missed_by_affected_and_found_by_a_full_run(
+    env: Environment, root: Path, spot: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files, change = BLIND_SPOTS[spot]
+    write(root, files)
+    await execute(root, env.python, {"affected": True})
+    if change is None:
+        monkeypatch.setenv("P26_LIMIT", "6")
+    else:
+        edit(root, *change)
+
+    affected = await execute(root, env.python, {"affected": True})
+    full = await execute(root, env.python, {})
+
+    # What the README says: testmon does not see this dependency, so the affected run misses the
+    # failure, and says what it left out; the full run (affected=false) finds it.
+    assert len(failures(full)) == 1, full["_text"]
+    assert failures(affected) == []
+    assert affected["affected"]["not_run"] >= 1
+    assert "affected=false runs everything" in affected["_text"]
