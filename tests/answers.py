@@ -17,7 +17,8 @@ from mcp_types import INVALID_PARAMS, CallToolResult
 from pydantic import TypeAdapter
 
 from pytest_mcp.adapters.mcp.tool_errors import ERROR_META_KEY, EXECUTION_ERROR
-from pytest_mcp.domain.models import DiscoveryResult, EnvironmentResult, RunResult
+from pytest_mcp.domain.environment import EnvironmentResult
+from pytest_mcp.domain.models import DiscoveryResult, RunResult
 
 TOOLS = {"execute_tests", "get_test_run", "discover_tests", "check_environment"}
 """Every tool the server lists, written out here so that a tool added or lost fails the tests."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pytest_mcp.domain.models import DiscoveryResult, EnvironmentResult, RunResult
+from pytest_mcp.domain.environment import EnvironmentResult
+from pytest_mcp.domain.models import DiscoveryResult, RunResult
 
 
 class KeepResult:

@@ -14,16 +14,17 @@ from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
 from pytest_mcp.adapters.mcp.environment_presenter import McpEnvironmentPresenter
 from pytest_mcp.container import Container, create_container
 from pytest_mcp.domain.check_environment import CheckEnvironment
-from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
-from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
-from pytest_mcp.domain.models import (
+from pytest_mcp.domain.environment import (
     DetectionRule,
     EnvironmentResult,
     InterpreterChoice,
     PluginInfo,
+    ProbeFacts,
+    ProbeReport,
     PytestInfo,
     PythonInfo,
 )
+from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, RequestPolicy
 from pytest_mcp.settings import Settings
 from tests.answers import call_error

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter, detect_interpreter, poetry_env_name
-from pytest_mcp.domain.models import InterpreterChoice
+from pytest_mcp.domain.environment import InterpreterChoice
 
 SERVER = Path("/opt/server/bin/python")
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from typing import Generic, TypeVar
 
-from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
+from pytest_mcp.domain.environment import DetectionRule, EnvironmentResult, InterpreterChoice, ProbeFacts, ProbeReport
 from pytest_mcp.domain.errors import ExecutionFailed, FailureDetails
-from pytest_mcp.domain.models import DetectionRule, EnvironmentResult, InterpreterChoice
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, RequestPolicy
 from pytest_mcp.domain.text import keep_tail, last_line
 from pytest_mcp.ports.environment_presenter import EnvironmentPresenter

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -405,72 +404,4 @@ class DiscoveryResult(_Value):
         0,
         description="Collected tests left out of `tests` (the last ones) to keep the response within its size "
         "budget; `total` still counts them. Narrow with path, keywords or markers to see them.",
-    )
-
-
-DetectionRule = Literal["explicit", "virtual_env", "project_venv", "uv", "poetry", "path", "server"]
-"""The rules that choose the target interpreter, in the order they are tried (ADR 0008)."""
-
-
-class InterpreterChoice(_Value):
-    """The interpreter that runs pytest, and the detection rule that chose it."""
-
-    path: Path = Field(description="As configured or found, symlinks kept: a virtualenv's python is one.")
-    rule: DetectionRule
-    reason: str = Field(description="What the rule found, e.g. `ROOT/.venv` or `$VIRTUAL_ENV=/srv/env`.")
-    passed_over: tuple[str, ...] = Field((), description="Earlier rules that did not apply, and why.")
-
-
-class PythonInfo(_Value):
-    executable: str = Field(description="sys.executable as the target interpreter reports it.")
-    version: str
-    implementation: str = Field(description="e.g. CPython or PyPy.")
-    prefix: str = Field(description="sys.prefix: the environment that packages are installed into.")
-    virtual_env: bool = Field(description="True when the prefix is a virtual environment.")
-
-
-class PytestInfo(_Value):
-    version: str
-    location: str = Field(description="The directory pytest is imported from.")
-
-
-class PluginInfo(_Value):
-    """An installed distribution that registers pytest plugins (entry point group `pytest11`)."""
-
-    name: str
-    version: str
-    entry_points: tuple[str, ...] = Field(description="Plugin names it registers; `-p no:NAME` disables one.")
-    loaded: bool | None = Field(
-        None, description="Whether pytest loads it in this project (autoload, -p, addopts); null when unknown."
-    )
-    changes: str | None = Field(
-        None, description="For a plugin known to change the order or the outcomes of tests: what it changes."
-    )
-
-
-ProcessContainment = Literal["subreaper", "process_group"]
-"""How a run's processes are stopped at its end (ADR 0004): every descendant, kept under a child
-subreaper (Linux), or its process group only (elsewhere, or where prctl is refused)."""
-
-
-class EnvironmentResult(_Value):
-    """The answer to check_environment: the target interpreter, its pytest, and pytest's view of the project."""
-
-    ready: bool = Field(description="True when pytest can run here; otherwise `problems` says what to do.")
-    problems: tuple[str, ...] = Field((), description="What stops pytest from running, each with the fix.")
-    interpreter: InterpreterChoice
-    python: PythonInfo
-    pytest: PytestInfo | None = Field(description="null when pytest cannot be imported by the target interpreter.")
-    plugins: tuple[PluginInfo, ...] = ()
-    plugin_autoload: bool = Field(
-        True, description="False when PYTEST_DISABLE_PLUGIN_AUTOLOAD (or --disable-plugin-autoload) is set."
-    )
-    rootdir: str | None = Field(None, description="pytest's rootdir for this project; null without pytest.")
-    configfile: str | None = Field(None, description="The configuration file pytest reads, if any.")
-    testpaths: tuple[str, ...] = Field((), description="The `testpaths` setting: what runs when no path is given.")
-    process_containment: ProcessContainment = Field(
-        "process_group",
-        description="What stops a run's processes at its end: 'subreaper' (Linux): every process the run "
-        "started, even one that left its process group (start_new_session, setsid, a double fork); "
-        "'process_group': only those still in pytest's process group.",
     )

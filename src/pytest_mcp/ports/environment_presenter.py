@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from pytest_mcp.domain.models import EnvironmentResult
+from pytest_mcp.domain.environment import EnvironmentResult
 
 T_co = TypeVar("T_co", covariant=True)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_mcp.adapters.fake.failures import ScriptedFailure
 from pytest_mcp.adapters.fake.script import ROOT_MARK, ScriptedTest
@@ -37,6 +39,39 @@ class Call:
     def shown_root(self) -> str:
         """The root as it appears in tracebacks: the runner's, or `.` when it has none."""
         return self.root or "."
+
+
+def finished(
+    call: Call,
+    reports: Sequence[ReportedTest],
+    sizes: tuple[int, int],
+    *,
+    stopped: bool,
+    nothing_ran_is_clean: bool,
+    **facts: Any,
+) -> RunReport:
+    """A session that ran to its end, or to --maxfail: pytest's counts, summary line and exit code.
+    `sizes` is (selected, collected); `facts` are the report's other members (coverage, ...)."""
+    selected, collected = sizes
+    counts = Counter[str](report.outcome for report in reports)
+    counts["deselected"] = collected - selected
+    duration = round(sum(report.duration for report in reports), 6)
+    summary = Summary.from_counts(counts, total=selected, duration=duration)
+    maxfail = getattr(call.spec, "maxfail", None)
+    call.terminal.session_finished(summary.line(), stop=f"stopping after {maxfail} failures" if stopped else None)
+    failed = counts["failed"] + counts["error"]
+    # pytest-testmon makes "no tests ran" (5) a clean run (0) when it left unaffected tests out.
+    exit_code = (1 if failed else 0) if selected else (0 if nothing_ran_is_clean else 5)
+    include_passed = getattr(call.spec, "include_passed", False)
+    return RunReport(
+        termination=Termination(kind="exited", exit_code=exit_code),
+        command=call.command,
+        duration=duration,
+        summary=summary,
+        tests=tuple(report for report in reports if include_passed or report.outcome != "passed"),
+        stdout=call.terminal.text(),
+        **facts,
+    )
 
 
 def usage_error(error: UsageError, call: Call, errors: Sequence[CollectionError] = ()) -> RunReport:

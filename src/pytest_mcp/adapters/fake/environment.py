@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import get_args
 
 from pytest_mcp.adapters.fake.script import ScriptError
-from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
-from pytest_mcp.domain.models import (
-    CoverageFile,
-    CoverageReport,
+from pytest_mcp.domain.environment import (
     InterpreterChoice,
     PluginInfo,
+    ProbeFacts,
+    ProbeReport,
     ProcessContainment,
     PytestInfo,
     PythonInfo,
 )
+from pytest_mcp.domain.models import CoverageFile, CoverageReport
 from pytest_mcp.domain.runs import RunSpec, Termination
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 

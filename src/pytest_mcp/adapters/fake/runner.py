@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from os import PathLike
 from pathlib import Path
@@ -16,6 +15,7 @@ from pytest_mcp.adapters.fake.endings import (
     Call,
     as_collection,
     collection_error,
+    finished,
     interrupted_by_collection_errors,
     killed,
     whole_call_ending,
@@ -37,7 +37,8 @@ from pytest_mcp.adapters.fake.script import (
 )
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
-from pytest_mcp.domain.models import Outcome, Phase, ProcessContainment, ReportedTest, Summary
+from pytest_mcp.domain.environment import ProcessContainment
+from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
@@ -344,8 +345,8 @@ class FakeTestRunner(TestRunner):
         pending = self._failures.take_unscoped("run")
         if pending is not None and (ending := whole_call_ending(pending, self.tests, call)) is not None:
             return ending
-        data = self._affected if spec.affected else None
-        selection = select(call, "run", self.tests, self._failures, pending, self._last_failed, data)
+        affects = self._affected if spec.affected else None
+        selection = select(call, "run", self.tests, self._failures, pending, self._last_failed, affects)
         if isinstance(selection, RunReport):
             return selection
         if selection.errors:
@@ -355,9 +356,7 @@ class FakeTestRunner(TestRunner):
         selected = selection.tests
         terminal.collected(selection.collected, selection.collected - len(selected), status=selection.status)
 
-        kills = [failure for failure in self._failures.scoped("run") if failure.kills]
-        if pending is not None and pending.kills:
-            kills.insert(0, pending)
+        kills = [f for f in (pending, *self._failures.scoped("run")) if f is not None and f.kills]
         reports: list[ReportedTest] = []
         left_running = self._left_running.of(None)
         failures = 0
@@ -389,21 +388,12 @@ class FakeTestRunner(TestRunner):
         for report in reports:  # the session finished: pytest's cache learns what ran
             self._last_failed.reported(report)
         affected = self._affected.ran(reports, len(selected), selection.not_run) if spec.affected else None
-
-        counts = Counter[str](report.outcome for report in reports)
-        counts["deselected"] = selection.collected - len(selected)
-        duration = round(sum(report.duration for report in reports), 6)
-        summary = Summary.from_counts(counts, total=len(selected), duration=duration)
-        terminal.session_finished(summary.line(), stop=f"stopping after {spec.maxfail} failures" if stopped else None)
-        # pytest-testmon makes "no tests ran" (5) a clean run (0) when it left unaffected tests out.
-        exit_code = (1 if failures else 0) if selected else (0 if affected and self._affected.leaves_out_any else 5)
-        return RunReport(
-            termination=Termination(kind="exited", exit_code=exit_code),
-            command=command,
-            duration=duration,
-            summary=summary,
-            tests=tuple(r for r in reports if spec.include_passed or r.outcome != "passed"),
-            stdout=terminal.text(),
+        return finished(
+            call,
+            reports,
+            (len(selected), selection.collected),
+            stopped=stopped,
+            nothing_ran_is_clean=bool(affected) and self._affected.leaves_out_any,
             coverage=self._environment.coverage if spec.coverage else None,
             stopped_processes=left_running,
             affected=affected,

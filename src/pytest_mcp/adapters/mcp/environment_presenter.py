@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mcp_types import CallToolResult, TextContent
 
-from pytest_mcp.domain.models import EnvironmentResult
+from pytest_mcp.domain.environment import EnvironmentResult
 from pytest_mcp.ports.environment_presenter import EnvironmentPresenter
 
 

@@ -201,7 +201,7 @@ class CheckEnvironmentTool(Tool):
 
     @staticmethod
     def answer_type() -> type[BaseModel]:
-        from pytest_mcp.domain.models import EnvironmentResult
+        from pytest_mcp.domain.environment import EnvironmentResult
 
         return EnvironmentResult
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from pytest_mcp.domain.models import DetectionRule, InterpreterChoice
+from pytest_mcp.domain.environment import DetectionRule, InterpreterChoice
 
 PYTEST_CHECK_TIMEOUT = 10.0
 """Seconds python3's `FIND_PYTEST` may take before python3 on PATH counts as without pytest."""
