@@ -16,6 +16,7 @@ from tests.plugins.support import target
 pytestmark = pytest.mark.anyio
 
 FILE = "tests/test_outcomes.py"
+NO_FILES = {"changed_files": [], "changed_file_count": 0}
 
 
 @pytest.fixture(params=["fake", "subprocess"])
@@ -63,15 +64,41 @@ async def test_affected_selects_alike_on_both_sides(testmon_side: Side) -> None:
     edit_test_passes(side)
     edited = shown(await side.result("execute_tests", arguments))
 
-    assert first[2] == {"run": 9, "not_run": 0, "first_run": True, "everything_changed": False}, first
+    assert first[2] == {"run": 9, "not_run": 0, "ran_everything": "no_data", **NO_FILES}, first
     assert first[4] == "first affected run, no data yet: ran everything (9 tests) and recorded what each test uses"
     # Nothing changed: last time's failures and errors run again, nothing else.
     failing = sorted({test["node_id"] for test in first_answer["tests"] if test["outcome"] in ("failed", "error")})
     assert len(failing) == 4, failing  # two failures, an error in setup, one in teardown (of a passing test)
     assert unchanged[3] == failing, unchanged
-    assert unchanged[2] == {"run": 4, "not_run": 5, "first_run": False, "everything_changed": False}, unchanged
+    assert unchanged[2] == {"run": 4, "not_run": 5, "ran_everything": None, **NO_FILES}, unchanged
     assert edited[3] == sorted([*failing, f"{FILE}::test_passes"]), edited
     assert (edited[2]["run"], edited[2]["not_run"]) == (5, 4)
+
+
+def edit_a_data_file(side: Side) -> None:
+    if side.fake is not None:
+        side.fake.edit(files=["data/limits.json"])
+        return
+    (side.root / "data").mkdir()
+    (side.root / "data" / "limits.json").write_text("{}\n")
+
+
+async def test_a_changed_data_file_runs_everything_alike_on_both_sides(testmon_side: Side) -> None:
+    side = testmon_side
+    arguments = {"node_ids": [FILE], "affected": True, "detail": "all"}
+    await side.result("execute_tests", arguments)
+    edit_a_data_file(side)
+
+    edited = shown(await side.result("execute_tests", arguments))
+    after = shown(await side.result("execute_tests", arguments))
+
+    changed = {"changed_files": ["data/limits.json"], "changed_file_count": 1}
+    assert edited[2] == {"run": 9, "not_run": 0, "ran_everything": "files_changed", **changed}, edited
+    assert edited[4] == (
+        "1 file pytest-testmon cannot see changed since the last affected run (data/limits.json): "
+        "ran everything (9 tests)"
+    )
+    assert (after[2]["run"], after[2]["ran_everything"]) == (4, None), after
 
 
 async def test_check_environment_says_testmon_is_there_with_its_version(testmon_side: Side) -> None:

@@ -30,12 +30,16 @@ PROJECT = {
     "pytest.ini": "[pytest]\nmarkers =\n    slow: a slow test\n",
     "calc.py": """
         RATE = 2
+        FACTOR = 3
 
         def add(a, b):
             return a + b
 
         def mul(a, b):
             return a * b
+
+        def scaled(a):
+            return a * FACTOR
         """,
     "conftest.py": """
         import pytest
@@ -76,9 +80,12 @@ PROJECT = {
 
         def test_rate():
             assert calc.RATE == 2
+
+        def test_scaled():
+            assert calc.scaled(2) == 6
         """,
 }
-TESTS = 7
+TESTS = 8
 
 
 @pytest.fixture(params=["pytest8", "pytest9"])
@@ -125,7 +132,12 @@ async def execute(root: Path, python: Path, arguments: dict[str, Any]) -> dict[s
 
 
 def failures(answer: dict[str, Any]) -> list[str]:
-    return sorted(test["node_id"] for test in answer["tests"] if test["outcome"] in ("failed", "error"))
+    """The failed and error node ids: from `tests` with detail 'all', else from the failure groups'
+    members (too few here for a group to compress them)."""
+    listed = {test["node_id"] for test in answer["tests"] if test["outcome"] in ("failed", "error")}
+    groups = [group for group in answer["groups"] if group["outcome"] in ("failed", "error")]
+    assert not any(group["compressed"] for group in groups), answer["_text"]
+    return sorted(listed | {member for group in groups for member in group["members"]})
 
 
 def ran(answer: dict[str, Any]) -> list[str]:
@@ -148,7 +160,9 @@ async def test_the_first_run_runs_everything_and_says_so(env: Environment, root:
 
     assert first["exit_code"] == 0, first["_text"]
     assert first["summary"]["total"] == TESTS
-    assert first["affected"] == {"run": TESTS, "not_run": 0, "first_run": True, "everything_changed": False}
+    assert first["affected"] == {
+        "run": TESTS, "not_run": 0, "ran_everything": "no_data", "changed_files": [], "changed_file_count": 0
+    }  # fmt: skip
     assert first["_text"].splitlines()[1] == (
         f"first affected run, no data yet: ran everything ({TESTS} tests) and recorded what each test uses"
     )
@@ -171,7 +185,7 @@ async def test_a_one_function_edit_runs_only_the_tests_that_use_it(env: Environm
     assert failures(answer) == failures(full) == ran(answer)
     assert (answer["affected"]["run"], answer["affected"]["not_run"]) == (2, TESTS - 2)
     assert answer["_text"].splitlines()[1] == (
-        "2 affected tests run; 5 unaffected not run (they passed when they last ran; affected=false runs everything)"
+        "2 affected tests run; 6 unaffected not run (they passed when they last ran; affected=false runs everything)"
     )
     assert ours(answer) == pytests_line(answer)
     # Failures are run again until they pass, as testmon never leaves out a failing test.
@@ -242,9 +256,16 @@ async def test_a_project_that_uses_testmon_keeps_its_own_data_file(env: Environm
     assert (root / DATA_FILE).is_file()
     edit(root, "calc.py", "return a + b", "return a + b + 0")
 
+    first = await execute(root, env.python, {"affected": True, "detail": "all"})
+    edit(root, "calc.py", "return a + b + 0", "return a + b")
     answer = await execute(root, env.python, {"affected": True, "detail": "all"})
 
-    assert answer["affected"]["run"] == 3, answer["_text"]  # the project's data: not a first run
+    # Nothing recorded what testmon cannot see when the project's own run made the data, so the
+    # first affected run starts it again, in the project's own file; the next selects from it.
+    assert first["affected"]["ran_everything"] == "files_unrecorded", first["_text"]
+    assert first["summary"]["total"] == TESTS
+    assert answer["affected"]["run"] == 3, answer["_text"]
+    assert (root / DATA_FILE).is_file()
     assert not data_directory(root).joinpath(DATA_FILE).exists()
 
 
@@ -296,33 +317,97 @@ async def test_testmon_turned_off_by_the_project_is_a_field_error(env: Environme
 
 # --- exact against a full run, and where testmon cannot see -----------------------------------
 
+DATA_FILE_READ_AT_IMPORT = {
+    "tests/test_data.py": "import pathlib\nLIMIT = int(pathlib.Path('limit.txt').read_text())\n\n"
+    "def test_limit():\n    assert LIMIT == 5\n",
+    "limit.txt": "5\n",
+}
+# The issue's five kinds of edit, each breaking something: (files the project gains, the edit).
 EDITS = {
-    "body": ("calc.py", "return a * b", "return a * b + 1"),
-    "signature": ("calc.py", "def add(a, b):", "def add(a, b, c):"),
-    "conftest fixture": ("conftest.py", "return 10", "return 11"),
+    "body": ({}, ("calc.py", "return a * b", "return a * b + 1")),
+    "signature": ({}, ("calc.py", "def add(a, b):", "def add(a, b, c):")),
+    "module constant a function uses": ({}, ("calc.py", "FACTOR = 3", "FACTOR = 4")),
+    "conftest fixture": ({}, ("conftest.py", "return 10", "return 11")),
+    "data file read at import": (DATA_FILE_READ_AT_IMPORT, ("limit.txt", "5", "6")),
 }
 
 
 @pytest.mark.parametrize("kind", list(EDITS))
 async def test_an_affected_run_reports_the_failures_a_full_run_reports(env: Environment, root: Path, kind: str) -> None:
+    files, change = EDITS[kind]
+    write(root, files)
     await execute(root, env.python, {"affected": True})
-    edit(root, *EDITS[kind])
+    edit(root, *change)
 
     affected = await execute(root, env.python, {"affected": True})
     full = await execute(root, env.python, {})
 
     assert failures(full), f"the {kind} edit must break something"
     assert failures(affected) == failures(full)
-    assert affected["affected"]["run"] < TESTS
+    if kind == "data file read at import":  # testmon cannot see it: everything ran, and the answer says why
+        assert affected["affected"]["ran_everything"] == "files_changed", affected["_text"]
+        assert affected["affected"]["changed_files"] == ["limit.txt"]
+        assert affected["summary"]["total"] == full["summary"]["total"]
+    else:
+        assert affected["affected"]["run"] < full["summary"]["total"]
+
+
+async def test_a_changed_data_file_is_named_and_every_test_runs_until_each_has_run_once(
+    env: Environment, root: Path
+) -> None:
+    write(root, DATA_FILE_READ_AT_IMPORT | {"docs/notes.md": "notes\n"})
+    await execute(root, env.python, {"affected": True})
+    edit(root, "limit.txt", "5", "6")
+    edit(root, "docs/notes.md", "notes", "more notes")
+
+    part = await execute(root, env.python, {"affected": True, "node_ids": ["tests/test_mul.py"], "detail": "all"})
+    rest = await execute(root, env.python, {"affected": True, "detail": "all"})
+    settled = await execute(root, env.python, {"affected": True, "detail": "all"})
+
+    assert part["affected"]["ran_everything"] == "files_changed"
+    assert part["affected"]["changed_files"] == ["docs/notes.md", "limit.txt"]
+    assert part["_text"].splitlines()[1] == (
+        "2 files pytest-testmon cannot see changed since the last affected run (docs/notes.md, limit.txt): "
+        "ran everything (2 tests)"
+    )
+    # The data was discarded, not only passed over: the tests outside the first run's node ids had
+    # no data left, so the next affected run ran them, found the failure, and ran it again after.
+    assert "ran_everything" not in rest["affected"] or rest["affected"]["ran_everything"] is None
+    assert rest["summary"]["total"] == TESTS + 1 - 2, rest["_text"]
+    assert failures(rest) == ["tests/test_data.py::test_limit"]
+    assert ran(settled) == ["tests/test_data.py::test_limit"]
+
+
+async def test_a_file_the_tests_write_into_the_tree_does_not_make_every_run_full(env: Environment, root: Path) -> None:
+    write(root, {"tests/test_writes.py": "import pathlib, time\n\n"
+                 "def test_writes():\n    pathlib.Path('out.log').write_text(str(time.time_ns()))\n"})  # fmt: skip
+    await execute(root, env.python, {"affected": True})
+
+    again = await execute(root, env.python, {"affected": True, "detail": "all"})
+
+    # The record is taken when a run ends, after what its tests wrote.
+    assert again["affected"].get("ran_everything") is None, again["_text"]
+    assert again["summary"]["total"] == 0
+
+
+async def test_hidden_files_caches_and_git_ignored_files_are_not_watched(env: Environment, root: Path) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    write(root, {".gitignore": "build/\n", "build/out.txt": "1\n", ".env": "A=1\n", "data.json": "{}\n"})
+    await execute(root, env.python, {"affected": True})
+    for name in ("build/out.txt", ".env"):
+        edit(root, name, "1", "2")
+
+    unwatched = await execute(root, env.python, {"affected": True})
+    edit(root, "data.json", "{}", "[]")  # untracked, not ignored: watched
+    watched = await execute(root, env.python, {"affected": True})
+
+    assert unwatched["affected"].get("ran_everything") is None, unwatched["_text"]
+    assert watched["affected"]["changed_files"] == ["data.json"], watched["_text"]
 
 
 BLIND_SPOTS = {
     # what the test depends on, the project's files, and the edit testmon does not see
-    "a data file read at import": (
-        {"tests/test_data.py": "import pathlib\nLIMIT = int(pathlib.Path('limit.txt').read_text())\n\n"
-         "def test_limit():\n    assert LIMIT == 5\n", "limit.txt": "5\n"},
-        ("limit.txt", "5", "6"),
-    ),
     "a subprocess": (
         {"tool.py": "print(5)\n", "tests/test_tool.py": "import subprocess, sys\n\n"
          "def test_tool():\n    out = subprocess.run([sys.executable, 'tool.py'], capture_output=True, text=True)\n"
@@ -331,8 +416,8 @@ BLIND_SPOTS = {
     ),
     # Found here (testmon 2.2.0): a module's top level runs when pytest imports it while
     # collecting, before testmon follows any test, so a test that only reads a module constant
-    # does not depend on it in testmon's data.
-    "a module constant": ({}, ("calc.py", "RATE = 2", "RATE = 3")),
+    # does not depend on it in testmon's data (a function that uses it does: see EDITS).
+    "a module constant only a test reads": ({}, ("calc.py", "RATE = 2", "RATE = 3")),
     "an environment variable": (
         {"tests/test_env.py": "import os\n\ndef test_env():\n    assert os.environ.get('P26_LIMIT', '5') == '5'\n"},
         None,

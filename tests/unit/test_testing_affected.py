@@ -31,7 +31,7 @@ async def test_the_first_affected_run_runs_everything_and_records_it() -> None:
     ran, figures, _ = await affected(project())
 
     assert ran == [ADD, ADD_BIG, MUL, BROKEN]
-    assert figures == AffectedRun(run=4, not_run=0, first_run=True)
+    assert figures == AffectedRun(run=4, not_run=0, ran_everything="no_data")
 
 
 async def test_then_only_what_an_edit_affects_runs_with_last_times_failures() -> None:
@@ -79,7 +79,7 @@ async def test_a_run_without_affected_leaves_the_data_alone() -> None:
     _, figures, _ = await affected(runner)
 
     assert figures is not None
-    assert figures.first_run
+    assert figures.ran_everything == "no_data"
 
 
 def test_an_edit_must_name_scripted_tests() -> None:
@@ -108,6 +108,43 @@ def test_the_answer_line_says_what_ran_what_did_not_and_the_way_back() -> None:
         "38 affected tests run; 4,912 unaffected not run (they passed when they last ran; affected=false runs "
         "everything)"
     )
-    assert AffectedRun(run=1, first_run=True).line() == (
+    assert AffectedRun(run=1, ran_everything="no_data").line() == (
         "first affected run, no data yet: ran everything (1 test) and recorded what each test uses"
     )
+    assert AffectedRun(run=2, ran_everything="packages_changed").line() == (
+        "the target environment's packages changed since the last affected run: ran everything (2 tests)"
+    )
+    eleven = tuple(f"data/{index:02}.json" for index in range(10))
+    assert AffectedRun(run=3, ran_everything="files_changed", changed_files=eleven, changed_file_count=11).line() == (
+        f"11 files pytest-testmon cannot see changed since the last affected run ({', '.join(eleven)}, and 1 more): "
+        "ran everything (3 tests)"
+    )
+    assert AffectedRun(run=3, ran_everything="files_unrecorded").line() == (
+        "no record yet of the files pytest-testmon cannot see (those not Python): ran everything (3 tests) and "
+        "recorded them"
+    )
+
+
+async def test_an_edit_of_a_data_file_runs_everything_then_what_the_data_left_out() -> None:
+    runner = project()
+    await affected(runner)
+    runner.edit(files=["tests/data/b.json", "tests/data/a.json"])
+
+    part, figures, _ = await affected(runner, node_ids=("tests/test_add.py",))
+    rest, rest_figures, _ = await affected(runner)
+
+    assert part == [ADD, ADD_BIG]
+    assert figures == AffectedRun(
+        run=2, ran_everything="files_changed", changed_files=("tests/data/a.json", "tests/data/b.json"),
+        changed_file_count=2,
+    )  # fmt: skip
+    # The data was discarded: what the first run did not reach is new to the second.
+    assert (rest, rest_figures) == ([MUL, BROKEN], AffectedRun(run=2, not_run=2))
+
+
+def test_a_data_file_edit_names_a_file_that_is_not_python() -> None:
+    runner = project()
+    with pytest.raises(ScriptError, match=r"files\[1\]: must be the path of a file that is not Python"):
+        runner.edit(files=["data/a.json", "calc.py"])
+    with pytest.raises(ScriptError, match=r"files\[0\]: .*got '/etc/passwd'"):
+        runner.edit(files=["/etc/passwd"])

@@ -240,6 +240,10 @@ class CoverageReport(_Value):
     files_omitted: int = Field(0, description="Measured files not listed, to stay within budget.")
 
 
+RanEverything = Literal["no_data", "packages_changed", "files_changed", "files_unrecorded"]
+"""Why an affected run ran every selected test (ADR 0017)."""
+
+
 class AffectedRun(_Value):
     """With affected=true: what pytest-testmon selected, and what it left out."""
 
@@ -247,18 +251,32 @@ class AffectedRun(_Value):
 
     run: int = Field(0, description="Tests run: those affected by changes since the last affected run.")
     not_run: int = Field(0, description="Tests left out as unaffected: they passed when they last ran.")
-    first_run: bool = Field(False, description="No data yet: every selected test ran, and the data was recorded.")
-    everything_changed: bool = Field(
-        False, description="The packages of the target environment changed since the data was recorded: all ran."
+    ran_everything: RanEverything | None = Field(
+        None,
+        description="Why every selected test ran: 'no_data' (the first affected run, which records the data), "
+        "'packages_changed' (the target environment's packages changed), 'files_changed' (files pytest-testmon "
+        "cannot see, those not Python, changed since the last affected run: see changed_files), "
+        "'files_unrecorded' (no record yet of those files).",
     )
+    changed_files: tuple[str, ...] = Field(
+        (), description="With files_changed: the changed files, relative to the root, at most 10, by path."
+    )
+    changed_file_count: int = Field(0, description="With files_changed: how many files changed, listed or not.")
 
     def line(self) -> str:
         """The answer's sentence: what ran, what did not, and why that can be trusted."""
-        ran = f"{self.run:,} test{'' if self.run == 1 else 's'}"
-        if self.first_run:
-            return f"first affected run, no data yet: ran everything ({ran}) and recorded what each test uses"
-        if self.everything_changed:
-            return f"the target environment's packages changed since the last affected run: ran everything ({ran})"
+        ran = f"ran everything ({self.run:,} test{'' if self.run == 1 else 's'})"
+        if self.ran_everything == "no_data":
+            return f"first affected run, no data yet: {ran} and recorded what each test uses"
+        if self.ran_everything == "packages_changed":
+            return f"the target environment's packages changed since the last affected run: {ran}"
+        if self.ran_everything == "files_changed":
+            more = self.changed_file_count - len(self.changed_files)
+            names = ", ".join(self.changed_files) + (f", and {more:,} more" if more > 0 else "")
+            count = f"{self.changed_file_count:,} file{'' if self.changed_file_count == 1 else 's'}"
+            return f"{count} pytest-testmon cannot see changed since the last affected run ({names}): {ran}"
+        if self.ran_everything == "files_unrecorded":
+            return f"no record yet of the files pytest-testmon cannot see (those not Python): {ran} and recorded them"
         return (
             f"{self.run:,} affected test{'' if self.run == 1 else 's'} run; {self.not_run:,} unaffected not run "
             "(they passed when they last ran; affected=false runs everything)"

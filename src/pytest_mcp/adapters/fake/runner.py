@@ -247,9 +247,9 @@ class FakeTestRunner(TestRunner):
         self._failures.clear(node_id)
         return self
 
-    def edit(self, *affects: str) -> Self:
-        """An edit as pytest-testmon sees it: the tests it affects (node ids, files, directories); see AffectedData."""
-        self._affected.edit(affects, self.tests)
+    def edit(self, *affects: str, files: Iterable[str] = ()) -> Self:
+        """An edit as pytest-testmon sees it: the tests it affects, and `files` it cannot see; see AffectedData."""
+        self._affected.edit(affects, self.tests, files)
         return self
 
     def install(self, *distributions: str) -> Self:
