@@ -160,6 +160,65 @@ async def assert_all_gone(marker: str, within: float = GONE_WITHIN) -> None:
     assert not left, f"processes outlived the run by {within}s: {left}"
 
 
+class RawStdio:
+    """The console script on stdio, spoken to one JSON line at a time: what no client library lets a
+    test do (signal it mid-call, close its stdin, read every byte it writes)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.stdin.write(json.dumps(message) + "\n")
+        self.stdin.flush()
+
+    def call(self, request_id: int, name: str, arguments: dict[str, Any]) -> None:
+        """Send a tools/call, without waiting for its answer."""
+        params = {"name": name, "arguments": arguments}
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+
+    def response(self, request_id: int) -> dict[str, Any]:
+        while True:
+            line = self.stdout.readline()
+            assert line, "the server closed stdout before answering"
+            message = json.loads(line)
+            if message.get("id") == request_id:
+                return dict(message)
+
+    def initialize(self) -> dict[str, Any]:
+        client = {"name": "pytest-mcp-e2e", "version": "0"}
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+        self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        response = self.response(1)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return response
+
+
+@contextmanager
+def raw_stdio_server(root: Path, stderr: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[RawStdio]:
+    """The server on stdio for `root`, initialized, its stderr in `stderr`; killed on the way out if it still runs."""
+    with stderr.open("w") as errlog:
+        process = subprocess.Popen(
+            [console_script(), "--root", str(root), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            text=True,
+            env=clean_env() if env is None else env,
+        )
+        try:
+            server = RawStdio(process)
+            assert "result" in server.initialize()
+            yield server
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
 class Server:
     """How to start the installed server against one project, and where its stderr goes."""
 

@@ -11,7 +11,6 @@ by SIGTERM of the server; with pytest-xdist's workers too, whose processes start
 from __future__ import annotations
 
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -25,14 +24,13 @@ from tests.e2e.e2e_support import (
     STARTED_WITHIN,
     clean_env,
     connect,
-    console_script,
     http_server,
+    raw_stdio_server,
     start_server,
     structured,
     text_of,
     write_project,
 )
-from tests.e2e.test_processes import _initialize, _send
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -252,28 +250,13 @@ async def test_a_client_disconnect_stops_the_helpers(tmp_path: Path, marker: str
 
 async def test_sigterm_of_the_server_stops_the_helpers(tmp_path: Path, marker: str) -> None:
     root, pids, name = helpers_project(tmp_path, marker)
-    with (tmp_path / "server-stderr-raw.log").open("w") as errlog:
-        process = subprocess.Popen(
-            [console_script(), "--root", str(root)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-            env=clean_env({MARKER_ENV: marker}),
-        )
-        try:
-            assert process.stdin
-            assert "result" in _initialize(process)
-            call = {"name": "execute_tests", "arguments": {"node_ids": [f"{name}::test_leaves_helpers_and_hangs"]}}
-            _send(process.stdin, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
-            started = await wait_for_helpers(pids)
-            process.send_signal(signal.SIGTERM)  # stdin stays open
-            with anyio.fail_after(10):
-                while process.poll() is None:
-                    await anyio.sleep(0.02)
-            await assert_helpers_gone(started)
-            assert process.returncode == 128 + signal.SIGTERM
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+    with raw_stdio_server(root, tmp_path / "server-stderr-raw.log", env=clean_env({MARKER_ENV: marker})) as server:
+        process = server.process
+        server.call(2, "execute_tests", {"node_ids": [f"{name}::test_leaves_helpers_and_hangs"]})
+        started = await wait_for_helpers(pids)
+        process.send_signal(signal.SIGTERM)  # stdin stays open
+        with anyio.fail_after(10):
+            while process.poll() is None:
+                await anyio.sleep(0.02)
+        await assert_helpers_gone(started)
+        assert process.returncode == 128 + signal.SIGTERM

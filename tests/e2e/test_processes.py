@@ -7,12 +7,10 @@ process carry a unique marker in their command line, so /proc tells whether anyt
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 import pytest
@@ -23,9 +21,9 @@ from tests.e2e.e2e_support import (
     STARTED_WITHIN,
     assert_all_gone,
     clean_env,
-    console_script,
     processes_with,
     pytest_and_grandchild,
+    raw_stdio_server,
     sleeper_file,
     start_server,
     structured,
@@ -101,85 +99,28 @@ async def test_a_client_disconnect_mid_call_leaves_no_process_behind(tmp_path: P
     await assert_all_gone(str(root))  # the server itself exited too
 
 
-def _send(stdin: IO[str], message: dict[str, Any]) -> None:
-    stdin.write(json.dumps(message) + "\n")
-    stdin.flush()
-
-
-def _read_response(stdout: IO[str], request_id: int) -> dict[str, Any]:
-    while True:
-        line = stdout.readline()
-        assert line, "the server closed stdout before answering"
-        message = json.loads(line)
-        if message.get("id") == request_id:
-            return message
-
-
-def _initialize(process: subprocess.Popen[str]) -> dict[str, Any]:
-    assert process.stdin
-    assert process.stdout
-    _send(
-        process.stdin,
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "pytest-mcp-e2e", "version": "0"},
-            },
-        },
-    )
-    response = _read_response(process.stdout, 1)
-    _send(process.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    return response
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 async def test_a_signal_mid_run_stops_the_server_and_every_process_it_started(
     tmp_path: Path, marker: str, signum: signal.Signals
 ) -> None:
     root = write_sleeper_project(tmp_path / "proj", marker)
-    with (tmp_path / "server-stderr-raw.log").open("w") as errlog:
-        process = subprocess.Popen(
-            [console_script(), "--root", str(root)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-            env=clean_env({MARKER_ENV: marker}),
-        )
-        try:
-            assert process.stdin
-            assert "result" in _initialize(process)
-            _send(
-                process.stdin,
-                {
-                    "jsonrpc": "2.0",
-                    "id": 2,
-                    "method": "tools/call",
-                    "params": {"name": "execute_tests", "arguments": {"node_ids": [sleeper_file(marker)]}},
-                },
-            )
-            with anyio.fail_after(STARTED_WITHIN + 1):
-                await wait_until_running(marker)
-            pytests, grandchildren = pytest_and_grandchild(marker)
-            assert pytests
-            assert grandchildren
+    with raw_stdio_server(root, tmp_path / "server-stderr-raw.log", env=clean_env({MARKER_ENV: marker})) as server:
+        process = server.process
+        server.call(2, "execute_tests", {"node_ids": [sleeper_file(marker)]})
+        with anyio.fail_after(STARTED_WITHIN + 1):
+            await wait_until_running(marker)
+        pytests, grandchildren = pytest_and_grandchild(marker)
+        assert pytests
+        assert grandchildren
 
-            # stdin stays open, as it does when a client signals the server instead of hanging up.
-            process.send_signal(signum)
-            deadline = time.monotonic() + 5
-            while process.poll() is None and time.monotonic() < deadline:
-                await anyio.sleep(0.05)
-            await assert_all_gone(marker, within=max(deadline - time.monotonic(), 0.5))
-            assert process.returncode is not None, f"the server was still running 5s after {signum.name}"
-            assert process.returncode == 128 + signum, f"the server exited {process.returncode} after {signum.name}"
-        finally:
-            if process.poll() is None:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait()
+        # stdin stays open, as it does when a client signals the server instead of hanging up.
+        process.send_signal(signum)
+        deadline = time.monotonic() + 5
+        while process.poll() is None and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        await assert_all_gone(marker, within=max(deadline - time.monotonic(), 0.5))
+        assert process.returncode is not None, f"the server was still running 5s after {signum.name}"
+        assert process.returncode == 128 + signum, f"the server exited {process.returncode} after {signum.name}"
 
 
 async def test_after_the_client_closes_stdin_nothing_more_is_written_and_the_run_is_stopped(
@@ -187,84 +128,53 @@ async def test_after_the_client_closes_stdin_nothing_more_is_written_and_the_run
 ) -> None:
     """The Python SDK 1.x raised BrokenResourceError when the server answered after stdin closed."""
     root = write_sleeper_project(tmp_path / "proj", marker)
-    with (tmp_path / "server-stderr-raw.log").open("w") as errlog:
-        process = subprocess.Popen(
-            [console_script(), "--root", str(root)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-            env=clean_env({MARKER_ENV: marker}),
-        )
-        try:
-            assert process.stdin
-            assert process.stdout
-            assert "result" in _initialize(process)
-            call = {"name": "execute_tests", "arguments": {"node_ids": [sleeper_file(marker)]}}
-            _send(process.stdin, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
-            with anyio.fail_after(STARTED_WITHIN + 1):
-                await wait_until_running(marker)
+    with raw_stdio_server(root, tmp_path / "server-stderr-raw.log", env=clean_env({MARKER_ENV: marker})) as server:
+        process = server.process
+        server.call(2, "execute_tests", {"node_ids": [sleeper_file(marker)]})
+        with anyio.fail_after(STARTED_WITHIN + 1):
+            await wait_until_running(marker)
 
-            process.stdin.close()
-            rest = process.stdout.read()  # until the server closes stdout, which it does on exit
+        server.stdin.close()
+        rest = server.stdout.read()  # until the server closes stdout, which it does on exit
 
-            assert rest == "", f"the server wrote after stdin closed: {rest!r}"
-            assert process.wait(timeout=10) == 0
-            await assert_all_gone(marker)
-        finally:
-            if process.poll() is None:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait()
+        assert rest == "", f"the server wrote after stdin closed: {rest!r}"
+        assert process.wait(timeout=10) == 0
+        await assert_all_gone(marker)
 
 
 async def test_stdout_carries_only_protocol_and_logs_go_to_stderr(tmp_path: Path, marker: str) -> None:
     root = write_sleeper_project(tmp_path / "proj", marker)
     stderr_path = tmp_path / "server-stderr-raw.log"
-    with stderr_path.open("w") as errlog:
-        process = subprocess.Popen(
-            [console_script(), "--root", str(root), "--log-level", "debug"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-            env=clean_env(),
-        )
-        try:
-            assert process.stdin
-            assert process.stdout
-            assert "result" in _initialize(process)
-            requests = [
-                ("tools/list", {}),
-                ("tools/call", {"name": "execute_tests", "arguments": {"node_ids": ["test_quick.py"]}}),
-                ("tools/call", {"name": "discover_tests", "arguments": {}}),
-                ("tools/call", {"name": "execute_tests", "arguments": {"bogus": 1}}),
-            ]
-            for request_id, (method, params) in enumerate(requests, start=2):
-                _send(process.stdin, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-            lines: list[str] = []
-            stdout = process.stdout
+    with raw_stdio_server(root, stderr_path, "--log-level", "debug") as server:
+        process = server.process
+        requests = [
+            ("tools/list", {}),
+            ("tools/call", {"name": "execute_tests", "arguments": {"node_ids": ["test_quick.py"]}}),
+            ("tools/call", {"name": "discover_tests", "arguments": {}}),
+            ("tools/call", {"name": "execute_tests", "arguments": {"bogus": 1}}),
+        ]
+        for request_id, (method, params) in enumerate(requests, start=2):
+            server.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        lines: list[str] = []
+        stdout = server.stdout
 
-            def read_answers() -> None:
-                answered: set[int] = set()
-                while answered != {2, 3, 4, 5}:
-                    line = stdout.readline()
-                    assert line, f"stdout closed early; got {lines}"
-                    lines.append(line)
-                    answered |= {message["id"]} if "id" in (message := json.loads(line)) else set()
+        def read_answers() -> None:
+            answered: set[int] = set()
+            while answered != {2, 3, 4, 5}:
+                line = stdout.readline()
+                assert line, f"stdout closed early; got {lines}"
+                lines.append(line)
+                answered |= {message["id"]} if "id" in (message := json.loads(line)) else set()
 
-            with anyio.fail_after(30):
-                await anyio.to_thread.run_sync(read_answers, abandon_on_cancel=True)
-            # End of input ends the session; whatever else reaches stdout is checked too.
-            process.stdin.close()
-            with anyio.fail_after(10):
-                rest = await anyio.to_thread.run_sync(stdout.read, abandon_on_cancel=True)
-                code = await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
-            lines += rest.splitlines()
-            assert code == 0
-        finally:
-            if process.poll() is None:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait()
+        with anyio.fail_after(30):
+            await anyio.to_thread.run_sync(read_answers, abandon_on_cancel=True)
+        # End of input ends the session; whatever else reaches stdout is checked too.
+        server.stdin.close()
+        with anyio.fail_after(10):
+            rest = await anyio.to_thread.run_sync(stdout.read, abandon_on_cancel=True)
+            code = await anyio.to_thread.run_sync(process.wait, abandon_on_cancel=True)
+        lines += rest.splitlines()
+        assert code == 0
 
     messages = [json.loads(line) for line in lines if line.strip()]  # any stray print or log line fails here
     assert all(message.get("jsonrpc") == "2.0" for message in messages), lines
@@ -309,37 +219,14 @@ async def test_a_40mb_print_does_not_grow_the_server_or_the_response(tmp_path: P
             )
         },
     )
-    with (tmp_path / "server-stderr-raw.log").open("w") as errlog:
-        process = subprocess.Popen(
-            [console_script(), "--root", str(root)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-            env=clean_env(),
-        )
-        try:
-            assert process.stdin
-            assert process.stdout
-            assert "result" in _initialize(process)
-            baseline = _peak_rss_kib(process.pid)
-            _send(
-                process.stdin,
-                {
-                    "jsonrpc": "2.0",
-                    "id": 2,
-                    "method": "tools/call",
-                    "params": {"name": "execute_tests", "arguments": {}},
-                },
-            )
-            stdout = process.stdout
-            with anyio.fail_after(60):
-                line = await anyio.to_thread.run_sync(stdout.readline, abandon_on_cancel=True)
-            growth_mib = (_peak_rss_kib(process.pid) - baseline) / 1024
-        finally:
-            if process.poll() is None:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait()
+    with raw_stdio_server(root, tmp_path / "server-stderr-raw.log") as server:
+        process = server.process
+        baseline = _peak_rss_kib(process.pid)
+        server.call(2, "execute_tests", {})
+        stdout = server.stdout
+        with anyio.fail_after(60):
+            line = await anyio.to_thread.run_sync(stdout.readline, abandon_on_cancel=True)
+        growth_mib = (_peak_rss_kib(process.pid) - baseline) / 1024
 
     result = json.loads(line)["result"]["structuredContent"]
     assert (result["summary"]["passed"], result["summary"]["failed"]) == (1, 1)

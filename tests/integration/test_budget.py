@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bench.response_sizes import CASES
+from bench.response_sizes import CASES, answer, write
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 
@@ -26,25 +26,6 @@ ALL_PASS_CEILING = 600
 FAILURE_CEILING = 8 * 1024
 # What a failing answer adds around its failure entries: the command, the output tail, the counts.
 ANSWER_OVERHEAD = 1024
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "pytest.ini").write_text("[pytest]\n")
-    for name, text in files.items():
-        (root / name).write_text(text)
-    return root
-
-
-async def answer(root: Path, arguments: dict[str, Any], **settings: Any) -> tuple[int, dict[str, Any], str]:
-    container = create_container(Settings(root=root, python=Path(sys.executable), **settings))
-    async with Client(container.tool_server().server) as client:
-        result = await client.call_tool("execute_tests", arguments)
-    structured = result.structured_content or {}
-    text = result.content[0].text  # type: ignore[union-attr]
-    # As the SDK writes it: compact JSON, UTF-8.
-    wire = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
-    return len(wire.encode()) + len(text.encode()), structured, text
 
 
 def passing_suite(count: int) -> dict[str, str]:

@@ -249,8 +249,9 @@ class ExecuteTestsRequest(_Request):
     coverage: bool = Field(False, description="Measure coverage with pytest-cov: total and the worst files.")
     affected: bool = Field(
         False,
-        description="Run only the tests affected by changes since the last affected run (pytest-testmon); the "
-        "first run runs everything and records what each test uses. Combines with the other selections.",
+        description="Run only the tests affected by changes since the last affected run (pytest-testmon). "
+        "Everything runs the first time, and after a change to a file that is not Python. Combines with the "
+        "other selections.",
     )
 
     @field_validator("workers", mode="before")
