@@ -422,6 +422,12 @@ BLIND_SPOTS = {
         {"tests/test_env.py": "import os\n\ndef test_env():\n    assert os.environ.get('P26_LIMIT', '5') == '5'\n"},
         None,
     ),
+    # What a C extension built in place usually is: a file git ignores, which the record leaves out.
+    "a file git ignores": (
+        {".gitignore": "*.bin\n", "value.bin": "5\n", "tests/test_bin.py": "import pathlib\n\n"
+         "def test_bin():\n    assert pathlib.Path('value.bin').read_text().strip() == '5'\n"},
+        ("value.bin", "5", "6"),
+    ),
 }  # fmt: skip
 
 
@@ -431,6 +437,8 @@ async def test_a_blind_spot_of_testmon_is_missed_by_affected_and_found_by_a_full
 ) -> None:
     files, change = BLIND_SPOTS[spot]
     write(root, files)
+    if ".gitignore" in files:
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     await execute(root, env.python, {"affected": True})
     if change is None:
         monkeypatch.setenv("P26_LIMIT", "6")
