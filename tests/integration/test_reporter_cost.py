@@ -8,7 +8,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 from pytest_mcp.domain.runs import RunSpec
@@ -160,37 +159,3 @@ async def test_the_guard_is_imported_without_pytests_assertion_rewriting_too(mai
     assert report.summary is not None
     assert report.tests == ()
     assert (report.summary.passed, report.summary.warnings) == (1, 0)
-
-
-class _Counting:
-    """Every progress event the runner reads from the reporter, as it follows the run."""
-
-    def __init__(self) -> None:
-        self.updates: list[tuple[int, int, int]] = []
-
-    async def update(self, done: int, total: int, failed: int) -> None:
-        self.updates.append((done, total, failed))
-
-
-async def test_progress_events_are_rate_limited_in_pytest_and_the_last_one_has_the_final_count(
-    main_python: Path, tmp_path: Path
-) -> None:
-    # One event per test was a JSON line and a write in pytest (2.7 us) and a parse in the server
-    # (2 us) for each test, and the server read them all again after pytest exited: 0.2 s later
-    # answers at 100,000 tests (ADR 0018). 3,000 tests take far longer than PROGRESS_SECONDS.
-    tests = 3000
-    (tmp_path / "test_many.py").write_text(
-        f"import pytest\n\n\n@pytest.mark.parametrize('i', range({tests}))\ndef test_it(i):\n    assert i != 7\n"
-    )
-    sink = _Counting()
-    runner = SubprocessPytestRunner(TargetInterpreter.given(main_python), root=tmp_path)
-
-    with anyio.fail_after(120):
-        report = await runner.run(RunSpec(progress=True), sink)
-
-    assert report.summary is not None
-    assert (report.summary.passed, report.summary.failed) == (tests - 1, 1)
-    assert sink.updates[-1] == (tests, tests, 1)
-    # At most one a PROGRESS_SECONDS while the tests ran, and the final one.
-    assert len(sink.updates) <= report.duration / protocol.PROGRESS_SECONDS + 2
-    assert len(sink.updates) < tests / 10

@@ -30,9 +30,7 @@ COLLECT_ERROR = "collect_error"  # node_id, message, traceback
 ITEM = "item"  # a collected item (collect mode): node_id, file, line, markers
 MODULES = "modules"  # collect mode: modules, [[file, tests], ...] for every collected item, in order
 COLLECTED = "collected"  # total: how many tests will run (progress only)
-PROGRESS = "p"  # done, failed (progress only); short, as there can be one per test
-PROGRESS_SECONDS = 0.05
-"""At most one progress event per this many seconds (and the last count at the end of the session)."""
+PROGRESS = "p"  # done, failed (progress only); short, as there is one per test
 SUMMARY = "summary"  # exit_code, total, counts (pytest's words), duration; written last
 
 # The bootstrap's own endings, before pytest starts: an exit code and a line on stderr.

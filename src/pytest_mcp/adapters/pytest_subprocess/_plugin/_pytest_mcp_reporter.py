@@ -408,23 +408,13 @@ class Reporter:
 
 
 class ProgressReporter(Reporter):
-    """The reporter plus progress events, at most one per PROGRESS_SECONDS, and the last count at the
-    end (one per test delayed the answer by 0.2 s at 100,000 tests: ADR 0018); else no per-test hook."""
+    """The reporter plus one event per finished test; without progress no hook runs per test."""
 
     done = 0
-    due = 0.0  # monotonic time after which the next event is written
 
     def pytest_runtest_logfinish(self, nodeid, location):
         self.done += 1
-        now = time.monotonic()
-        if now >= self.due:
-            self.due = now + protocol.PROGRESS_SECONDS
-            self.emit(protocol.PROGRESS, done=self.done, failed=self.failed)
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session, exitstatus):
         self.emit(protocol.PROGRESS, done=self.done, failed=self.failed)
-        super().pytest_sessionfinish(session, exitstatus)
 
 
 def pytest_configure(config):
