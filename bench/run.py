@@ -3,6 +3,8 @@
     .venv/bin/python bench/run.py              # the full run: about 12 minutes on 2 busy cores
     .venv/bin/python bench/run.py --quick      # 3 rounds, 1 peer round, 5 start-ups, 50 calls for RSS
     .venv/bin/python bench/run.py --baseline REV   # also pytest-mcp at commit REV: a before and an after
+    .venv/bin/python bench/run.py --large 50000,100000 --rounds 2   # opt-in: the large suites alone
+    .venv/bin/python bench/run.py --containment --run-store         # opt-in: those scripts alone
 
 Writes bench/results/benchmark.md, benchmark.json and benchmark.png (see bench/README.md).
 Every figure is a ratio to a floor measured in the same run, interleaved round by round in a
@@ -11,7 +13,9 @@ use, each in its own venv under bench/.cache/ (gitignored), as are matplotlib fo
 a clean, non-editable install of this repository for the user-facing start-up figure.
 
 This is the runner: one module per measurement (`startup.py`, `overhead.py`, `memory.py`,
-`peers.py`) measures and renders its own table, and `report.py` puts them together.
+`peers.py`) measures and renders its own table, and `report.py` puts them together. The opt-in
+measurements run instead of those: `--large` (`large.py`, writes results/large.md), and
+`--containment` and `--run-store`, which run those scripts with their own defaults.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import baseline
+import large
 import memory
 import overhead
 import peers
@@ -57,6 +62,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-clean-install", action="store_true", help="no start-up figure from a clean install")
     parser.add_argument("--python312", default=python312(), help="interpreter for mcp-pytest-runner (>= 3.12)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory (default bench/results)")
+    opt_in = parser.add_argument_group("opt-in measurements, run instead of the standard one")
+    opt_in.add_argument("--large", metavar="SIZES", help="suites of these sizes (e.g. 50000,100000): large.py")
+    opt_in.add_argument("--containment", action="store_true", help="what the warden costs: containment.py")
+    opt_in.add_argument("--run-store", action="store_true", help="runs in Redis against in memory: run_store.py")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (3 if args.quick else 11)
     args.peer_rounds = min(args.rounds, args.peer_rounds or (1 if args.quick else 3))
@@ -75,6 +84,9 @@ def plugin_list() -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.large or args.containment or args.run_store:
+        opt_in(args)
+        return
     started = time.perf_counter()
     env = bench_env()
     print("setting up suites, venvs and servers", flush=True)
@@ -129,6 +141,38 @@ def main(argv: Sequence[str] | None = None) -> None:
     (args.out / "benchmark.md").write_text(markdown)
     (args.out / "benchmark.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     draw_chart(args.out)
+    print(markdown)
+
+
+def opt_in(args: argparse.Namespace) -> None:
+    """The measurements too slow, or needing too much, for every run: each writes its own results."""
+    for flag, module in ((args.containment, "bench.containment"), (args.run_store, "bench.run_store")):
+        if flag:  # scripts of their own, run as modules of the repository, as their usage says
+            subprocess.run([sys.executable, "-m", module], cwd=BENCH.parent, check=True)
+    if not args.large:
+        return
+    started = time.perf_counter()
+    env = bench_env()
+    rounds = args.rounds if "--rounds" in args.command or args.quick else 2
+    suites = [
+        generate(CACHE / "suites", int(size), failures) for size in args.large.split(",") for failures in large.FAILURES
+    ]
+    print(f"large suites: {', '.join(s.label for s in suites)}; {rounds} round(s)", flush=True)
+    for suite in suites:  # compile each suite's .pyc once, outside any measurement
+        subprocess.run([str(TARGET_PYTHON), "-m", "pytest", "-q", "--co"], cwd=suite.path, env=env, capture_output=True)
+    results = anyio.run(large.measure, suites, env, rounds)
+    config = {
+        "command": args.command.strip(),
+        "rounds": rounds,
+        "python_version": platform.python_version(),
+        "pytest": version("pytest"),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "minutes": round((time.perf_counter() - started) / 60, 1),
+    }
+    markdown = large.render(results, suites, config)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "large.md").write_text(markdown)
     print(markdown)
 
 

@@ -138,6 +138,10 @@ def _failure_numbers(tests: int, failures: int) -> set[int]:
     middle_case = middle_first + (middle_count - middle_count // 2) + (middle_count // 2) // 2
     last_function = last_file_first + (last_count - last_count // 2) - 1
     chosen = {0, middle_case, last_function}
+    if failures > 3 and tests >= 100 * failures:  # many failures: plain functions spread over the files
+        plain = [first + offset for first in range(0, tests, PER_FILE) for offset in range(1, PER_FILE // 2 - 1)]
+        spare = [number for number in plain if number not in chosen]
+        chosen |= set(spare[:: max(1, len(spare) // (failures - 3))][: failures - 3])
     if len(chosen) < failures:  # tiny suites: take the next plain functions
         chosen |= set(range(1, failures - len(chosen) + 1))
     return chosen

@@ -63,7 +63,8 @@ def read_report(path: Path, max_bytes: int) -> ParsedReport:
             if consumed > max_bytes:
                 last = raw
                 continue
-            _apply(parsed, *_event(raw))
+            if not raw.startswith(protocol.PROGRESS_START):  # one a test, and only for the follower
+                _apply(parsed, *_event(raw))
     if last:
         kind, event = _event(last)
         if kind == protocol.SUMMARY:
@@ -93,8 +94,9 @@ class ProgressFollower:
     """Follows the report while pytest writes it and forwards progress events and listed test
     reports to a sink.
 
-    Reads only the bytes added since the last poll. Progress is best-effort: a sink that
-    fails (a client that went away) is logged and never disturbs the run.
+    Reads only the bytes added since the last poll, and of the progress events in them (one a
+    test) parses and forwards the last only. Progress is best-effort: a sink that fails (a
+    client that went away) is logged and never disturbs the run.
     """
 
     POLL_SECONDS = 0.1
@@ -120,18 +122,27 @@ class ProgressFollower:
             return
         self._position += len(chunk)
         *lines, self._pending = (self._pending + chunk).split(b"\n")
+        progress = None
         for line in lines:
+            if line.startswith(protocol.PROGRESS_START):
+                progress = line  # only the last of them is forwarded
+                continue
             kind, event = _event(line)
             if kind == protocol.COLLECTED:
                 self._total = event["total"]
-                continue
-            try:
-                if kind == protocol.PROGRESS:
-                    await self._sink.update(event["done"], max(self._total, event["done"]), event["failed"])
-                elif kind == protocol.TEST:
-                    await self._sink.reported(ReportedTest.model_validate(event))
-            except Exception:  # best-effort by contract; the run's result must not depend on it
-                _log.debug("progress_dropped", exc_info=True)
+            else:
+                await self._forward(kind, event)
+        if progress is not None:
+            await self._forward(*_event(progress))
+
+    async def _forward(self, kind: str | None, event: dict[str, Any]) -> None:
+        try:
+            if kind == protocol.PROGRESS:
+                await self._sink.update(event["done"], max(self._total, event["done"]), event["failed"])
+            elif kind == protocol.TEST:
+                await self._sink.reported(ReportedTest.model_validate(event))
+        except Exception:  # best-effort by contract; the run's result must not depend on it
+            _log.debug("progress_dropped", exc_info=True)
 
 
 def read_coverage(path: Path, root: Path) -> CoverageReport | None:

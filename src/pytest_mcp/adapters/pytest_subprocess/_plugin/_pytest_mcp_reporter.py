@@ -419,8 +419,10 @@ class ProgressReporter(Reporter):
     done = 0
 
     def pytest_runtest_logfinish(self, nodeid, location):
+        # Every test: a count held back would stay unseen while the next test hangs. Formatted,
+        # not json.dumps'd: 1.3 us a test instead of 2.7 (ADR 0018).
         self.done += 1
-        self.emit(protocol.PROGRESS, done=self.done, failed=self.failed)
+        self.file.write(protocol.PROGRESS_LINE % (self.done, self.failed))
 
 
 def pytest_configure(config):
