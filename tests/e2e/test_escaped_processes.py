@@ -190,43 +190,36 @@ async def test_a_timeout_stops_the_helpers_and_its_stderr_tail_is_the_project_fr
         assert "<frozen runpy>" not in tail, tail
 
 
+async def cancelled_once_helpers_started(client: Any, arguments: dict[str, Any], pids: Path) -> dict[str, int]:
+    """Call execute_tests, cancel the call once the test's helpers have started, and return them."""
+    async with anyio.create_task_group() as group:
+        scope = anyio.CancelScope()
+
+        async def call() -> None:
+            with scope:
+                await client.call_tool("execute_tests", arguments)
+
+        group.start_soon(call)
+        started = await wait_for_helpers(pids)
+        scope.cancel()
+    return started
+
+
 @WORKERS
 async def test_a_cancellation_over_stdio_stops_the_helpers(tmp_path: Path, marker: str, workers: int | None) -> None:
     root, pids, name = helpers_project(tmp_path, marker)
     server = start_server(root, tmp_path, env={MARKER_ENV: marker}, plugins=workers is not None)
     async with server.client() as client:
-        async with anyio.create_task_group() as group:
-            scope = anyio.CancelScope()
-
-            async def call() -> None:
-                with scope:
-                    await client.call_tool(
-                        "execute_tests", _arguments(f"{name}::test_leaves_helpers_and_hangs", workers)
-                    )
-
-            group.start_soon(call)
-            started = await wait_for_helpers(pids)
-            scope.cancel()
-        await assert_helpers_gone(started)
+        arguments = _arguments(f"{name}::test_leaves_helpers_and_hangs", workers)
+        await assert_helpers_gone(await cancelled_once_helpers_started(client, arguments, pids))
 
 
 async def test_a_cancellation_over_http_stops_the_helpers(tmp_path: Path, marker: str) -> None:
     root, pids, name = helpers_project(tmp_path, marker)
     with http_server(root, tmp_path, "--transport", "http", env={MARKER_ENV: marker}) as server:
         async with connect(server, "legacy") as client:
-            async with anyio.create_task_group() as group:
-                scope = anyio.CancelScope()
-
-                async def call() -> None:
-                    with scope:
-                        await client.call_tool(
-                            "execute_tests", {"node_ids": [f"{name}::test_leaves_helpers_and_hangs"]}
-                        )
-
-                group.start_soon(call)
-                started = await wait_for_helpers(pids)
-                scope.cancel()
-            await assert_helpers_gone(started)
+            arguments = {"node_ids": [f"{name}::test_leaves_helpers_and_hangs"]}
+            await assert_helpers_gone(await cancelled_once_helpers_started(client, arguments, pids))
 
 
 async def test_a_client_disconnect_stops_the_helpers(tmp_path: Path, marker: str) -> None:

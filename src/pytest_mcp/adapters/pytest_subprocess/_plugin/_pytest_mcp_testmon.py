@@ -141,6 +141,11 @@ def unseen_files(root):
     return files
 
 
+def _data_file(config):
+    """testmon's data file as testmon finds it: TESTMON_DATAFILE (the server's, or the project's), else its default."""
+    return os.path.join(str(config.rootpath), os.environ.get("TESTMON_DATAFILE", _DATA_FILE))
+
+
 def _read_record(data_file):
     try:
         with open(_unseen["record"], encoding="utf-8") as handle:
@@ -157,7 +162,7 @@ def pytest_configure(config):
     """Before testmon opens its data: discard it if files it cannot see changed since it was recorded."""
     if _unseen["record"] is None or hasattr(config, "workerinput"):
         return
-    data_file = os.path.join(str(config.rootpath), os.environ.get("TESTMON_DATAFILE", _DATA_FILE))
+    data_file = _data_file(config)
     if not os.path.exists(data_file):
         return  # a first run: testmon runs everything anyway
     recorded = _read_record(data_file)
@@ -175,7 +180,7 @@ def pytest_configure(config):
 
 
 def _write_record(config):
-    data_file = os.path.join(str(config.rootpath), os.environ.get("TESTMON_DATAFILE", _DATA_FILE))
+    data_file = _data_file(config)
     record = {"data_file": data_file, "files": unseen_files(str(config.rootpath))}
     partial = _unseen["record"] + ".partial"
     with open(partial, "w", encoding="utf-8") as handle:
