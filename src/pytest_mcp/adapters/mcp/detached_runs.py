@@ -112,6 +112,9 @@ class DetachedRuns:
         self._group: anyio.abc.TaskGroup | None = None
         self._attached = False
         self._unpublished = False  # the store was unreachable at the last put: logged once, until it is back
+        # One put at a time, each reading the run when it starts: a progress put begun before the run
+        # ended must not land after the finished one, or other instances read "running" until the TTL.
+        self._publishing = anyio.Lock()
 
     @asynccontextmanager
     async def attached(self) -> AsyncIterator[None]:
@@ -300,9 +303,10 @@ class DetachedRuns:
         from pytest_mcp.adapters.mcp.shared_runs import stored
 
         assert self.store is not None
-        record, kept = stored(run, self.instance)
         try:
-            await self.store.put(record, self.ttl, kept)
+            async with self._publishing:
+                record, kept = stored(run, self.instance)
+                await self.store.put(record, self.ttl, kept)
         except RunStoreUnavailable as exc:
             if not self._unpublished:
                 _log.warning(
