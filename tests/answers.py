@@ -17,11 +17,12 @@ from mcp_types import INVALID_PARAMS, CallToolResult
 from pydantic import TypeAdapter
 
 from pytest_mcp.adapters.mcp.tool_errors import ERROR_META_KEY, EXECUTION_ERROR
+from pytest_mcp.adapters.mcp.tools import TOOLS as TOOL_CLASSES
 from pytest_mcp.domain.environment import EnvironmentResult
 from pytest_mcp.domain.models import DiscoveryResult, RunResult
 
-TOOLS = {"execute_tests", "get_test_run", "discover_tests", "check_environment"}
-"""Every tool the server lists, written out here so that a tool added or lost fails the tests."""
+TOOLS = frozenset(tool.name for tool in TOOL_CLASSES)
+"""Every tool the server lists: derived from the one place each tool is named (adapters/mcp/tools.py)."""
 
 _ANSWER: TypeAdapter[RunResult | DiscoveryResult | EnvironmentResult] = TypeAdapter(
     Union[RunResult, DiscoveryResult, EnvironmentResult]  # noqa: UP007 - a runtime value, not an annotation

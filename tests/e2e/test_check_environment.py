@@ -108,7 +108,7 @@ async def test_arguments_are_invalid_params(project: Path, tmp_path: Path) -> No
         refused = await call_error(client, "check_environment", {"python": "/usr/bin/python3"})
 
     assert refused.code == -32602
-    assert "python: unknown parameter; check_environment takes no parameters" in refused.message
+    assert "python: unknown parameter; this tool takes no parameters" in refused.message
 
 
 async def test_concurrent_calls_start_no_more_probes_than_the_run_limit(project: Path, tmp_path: Path) -> None:

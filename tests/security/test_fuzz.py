@@ -46,7 +46,7 @@ json_values = st.recursive(
     max_leaves=20,
 )
 arguments = st.dictionaries(st.sampled_from(KNOWN_KEYS) | st.text(max_size=12), json_values, max_size=6)
-tools = st.sampled_from(["execute_tests", "discover_tests", "check_environment"])
+tools = st.sampled_from(sorted(TOOLS))
 
 path_text = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=20)
 response_files = st.builds(

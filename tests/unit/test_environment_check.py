@@ -209,8 +209,8 @@ def test_the_request_takes_no_parameters_and_names_each_one_given(tmp_path: Path
         CheckEnvironmentRequest.parse({"python": "/usr/bin/python3", "install": True}, RequestPolicy(root=tmp_path))
 
     assert {(error.field, error.reason) for error in invalid.value.errors} == {
-        ("install", "unknown parameter; check_environment takes no parameters"),
-        ("python", "unknown parameter; check_environment takes no parameters"),
+        ("install", "unknown parameter; this tool takes no parameters"),
+        ("python", "unknown parameter; this tool takes no parameters"),
     }
     assert CheckEnvironmentRequest.parse(None, RequestPolicy(root=tmp_path)) == CheckEnvironmentRequest()
 
@@ -312,4 +312,4 @@ async def test_arguments_are_refused_as_invalid_params(client: Client) -> None:
     refused = await call_error(client, "check_environment", {"install": "pytest"})
 
     assert refused.code == -32602
-    assert "install: unknown parameter; check_environment takes no parameters" in refused.message
+    assert "install: unknown parameter; this tool takes no parameters" in refused.message

@@ -14,7 +14,8 @@ from mcp import Client, MCPError
 from mcp.client.extension import advertise
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
-from pytest_mcp.adapters.mcp.report_view import REPORT_TOOLS, VIEW_BUDGET_BYTES, VIEW_URI, view_html
+from pytest_mcp.adapters.mcp.report_view import VIEW_BUDGET_BYTES, VIEW_URI, view_html
+from pytest_mcp.adapters.mcp.tools import TOOLS as TOOL_CLASSES
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 from tests.answers import TOOLS
@@ -65,10 +66,12 @@ def test_the_view_fetches_nothing_and_runs_only_its_own_script_and_style() -> No
 async def test_a_client_with_apps_sees_the_report_tools_point_at_the_view(apps_client: Client) -> None:
     tools = {tool.name: tool for tool in (await apps_client.list_tools()).tools}
     assert set(tools) == TOOLS
-    for name in REPORT_TOOLS:
+    viewed = {tool.name for tool in TOOL_CLASSES if tool.viewed}
+    assert viewed  # the view shows some tools' answers, and no other tool is marked
+    for name in viewed:
         assert (tools[name].meta or {})["ui"] == {"resourceUri": VIEW_URI}
         assert (tools[name].meta or {})["ui/resourceUri"] == VIEW_URI
-    assert tools["check_environment"].meta is None
+    assert [name for name in tools if name not in viewed and tools[name].meta is not None] == []
 
 
 @pytest.mark.parametrize("mode", MODES)

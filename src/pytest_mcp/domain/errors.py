@@ -82,12 +82,19 @@ class InvalidArguments(PytestMcpError):
     answer); `omitted` counts the rest, and the message says so.
     """
 
-    def __init__(self, tool: str, errors: list[FieldError], omitted: int = 0) -> None:
-        self.tool = tool
+    def __init__(self, errors: list[FieldError], omitted: int = 0) -> None:
         self.errors = tuple(errors[:MAX_LISTED_ERRORS])
         self.omitted = omitted + max(len(errors) - MAX_LISTED_ERRORS, 0)
+        super().__init__(f"invalid arguments: {self.problems()}")
+
+    def problems(self) -> str:
+        """The listed problems in one line, `field: reason; ...`, and how many more there were."""
         more = f"; and {self.omitted:,} more problems" if self.omitted else ""
-        super().__init__(f"invalid arguments for {tool}: " + "; ".join(map(str, self.errors)) + more)
+        return "; ".join(map(str, self.errors)) + more
+
+    def message_for(self, tool: str) -> str:
+        """The message as the named tool's caller reads it; the tool's name is the adapter's to give."""
+        return f"invalid arguments for {tool}: {self.problems()}"
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from pytest_mcp.domain.groups import failure_groups, skip_reasons
 from pytest_mcp.domain.models import CoverageReport, FailureGroup, ReportedTest, RunResult, SkipReason, StoppedProcesses
 from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
-from pytest_mcp.domain.requests import ExecuteTestsRequest, GetTestRunRequest, RequestPolicy
-from pytest_mcp.domain.runs import RunSpec
+from pytest_mcp.domain.requests import GetTestRunRequest, RequestPolicy, RunRequest
 from pytest_mcp.domain.text import keep_arguments, keep_head, keep_tail
 from pytest_mcp.ports.presenter import ResultPresenter
 from pytest_mcp.ports.progress import ProgressSink
@@ -67,26 +66,12 @@ class ExecuteTests(Generic[T]):
         self._policy = policy
 
     async def execute(
-        self, request: ExecuteTestsRequest, progress: ProgressSink | None = None, watch: RunWatch | None = None
+        self, request: RunRequest, progress: ProgressSink | None = None, watch: RunWatch | None = None
     ) -> T:
         """Run and present. `progress` gets rate-limited updates; a `watch` gets every one instead
         (it rate-limits what it passes on), for `running` answers while the run goes on."""
-        timeout = request.timeout or self._policy.default_timeout
-        spec = RunSpec(
-            node_ids=tuple(request.node_ids),
-            markers=request.markers,
-            keywords=request.keywords,
-            maxfail=request.effective_maxfail,
-            verbosity=request.verbosity,
-            show_capture=request.show_capture,
-            timeout=timeout,
-            include_passed=request.detail == "all",
-            last_failed=request.last_failed,
-            failed_first=request.failed_first,
-            workers=request.workers,
-            coverage=request.coverage,
-            affected=request.affected,
-            progress=progress is not None or (watch is not None and watch.follow),
+        spec = request.spec(self._policy).model_copy(
+            update={"progress": progress is not None or (watch is not None and watch.follow)}
         )
         throttled = ThrottledProgress(progress) if progress is not None and watch is None else None
         report = await self._runner.run(spec, watch if watch is not None and watch.follow else throttled)
@@ -96,16 +81,16 @@ class ExecuteTests(Generic[T]):
             await watch.listen(None)  # the last update reaches whoever listens
         if report.termination.kind == "option_refused":
             field, _, reason = (report.termination.detail or "arguments: refused").partition(": ")
-            raise InvalidArguments(request.tool, [FieldError(field, reason)])
+            raise InvalidArguments([FieldError(field, reason)])
         if report.termination.kind == "plugin_missing":
             python = report.command[0] if report.command else "python"
-            raise InvalidArguments(request.tool, [_missing_plugin_error(report.termination.detail, python)])
-        if report.termination.kind == "command_too_long" and request.node_ids:
+            raise InvalidArguments([_missing_plugin_error(report.termination.detail, python)])
+        if report.termination.kind == "command_too_long" and spec.node_ids:
             reason = (
                 f"with the rest of pytest's command and the server's environment, {report.termination.detail}; "
                 "select fewer or shorter node ids, or the directory that holds them"
             )
-            raise InvalidArguments(request.tool, [FieldError("node_ids", reason)])
+            raise InvalidArguments([FieldError("node_ids", reason)])
         failure = execution_failure(
             report.termination,
             command=report.command,
@@ -113,7 +98,7 @@ class ExecuteTests(Generic[T]):
             stdout=report.stdout,
             stderr=report.stderr,
             collection_errors=report.collection_errors,
-            timeout=timeout,
+            timeout=spec.timeout,
             session_finished=report.summary is not None,
         )
         if failure is not None:
@@ -159,7 +144,7 @@ class ExecuteTests(Generic[T]):
 
     def running(
         self,
-        request: ExecuteTestsRequest,
+        request: RunRequest,
         watch: RunWatch,
         run_id: str,
         status: Literal["running", "cancelled"] = "running",
@@ -204,7 +189,7 @@ def _stopped(commands: tuple[str, ...]) -> StoppedProcesses | None:
 
 
 def _listed(
-    request: ExecuteTestsRequest, reports: tuple[ReportedTest, ...]
+    request: RunRequest, reports: tuple[ReportedTest, ...]
 ) -> tuple[tuple[ReportedTest, ...], tuple[FailureGroup, ...], tuple[SkipReason, ...]]:
     """(tests, groups, reasons) as `detail` lists them, without captured output unless `show_capture`."""
     if request.detail == "summary":

@@ -31,19 +31,15 @@ def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
         unknown = [node_id for node_id in request.node_ids if node_id not in known]
         if unknown:
             shown = ", ".join(repr(node_id[:200]) for node_id in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
-            raise InvalidArguments(
-                request.tool, [FieldError("node_ids", f"not among the run's non-passing tests: {shown}")]
-            )
+            raise InvalidArguments([FieldError("node_ids", f"not among the run's non-passing tests: {shown}")])
         wanted = set(request.node_ids)
         reports = tuple(test for test in reports if test.node_id in wanted)
     if request.group is not None:
         reports = members_of(request.group, reports)
         if not reports:
-            raise InvalidArguments(request.tool, [FieldError("group", "not a failure group of this run")])
+            raise InvalidArguments([FieldError("group", "not a failure group of this run")])
     if request.offset > len(reports):
-        raise InvalidArguments(
-            request.tool, [FieldError("offset", f"is {request.offset}; the run kept {len(reports)} reports")]
-        )
+        raise InvalidArguments([FieldError("offset", f"is {request.offset}; the run kept {len(reports)} reports")])
     return kept.model_copy(
         update={
             "tests": reports[request.offset :],

@@ -8,12 +8,13 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from pytest_mcp.domain.errors import MAX_LISTED_ERRORS, FieldError, InvalidArguments, field_errors
 from pytest_mcp.domain.node_ids import argument_paths
+from pytest_mcp.domain.runs import RunSpec
 
 MAX_WORKERS = 64
 
@@ -116,8 +117,10 @@ def _check_path(value: str, root: Path) -> str:
 
 
 class _Request(BaseModel):
+    """A tool's arguments. The tool's name is not the request's: the MCP side names each tool once
+    (adapters/mcp/tools.py), and names it in the errors its caller reads."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
-    tool: ClassVar[str]
 
     @classmethod
     def parse(cls, arguments: Mapping[str, Any] | None, policy: RequestPolicy) -> Self:
@@ -136,7 +139,7 @@ class _Request(BaseModel):
         listed = unknown[: max(MAX_LISTED_ERRORS - len(errors), 0)]
         errors += [_unknown_parameter(cls, str(key)) for key in listed]
         if errors:
-            raise InvalidArguments(cls.tool, errors, omitted=len(unknown) - len(listed))
+            raise InvalidArguments(errors, omitted=len(unknown) - len(listed))
         return request
 
     @classmethod
@@ -210,14 +213,12 @@ def _unknown_parameter(model: type[BaseModel], key: str) -> FieldError:
     # Field names come from the caller; keep an absurd one from flooding messages and logs.
     name = key[:64]
     if not model.model_fields:
-        return FieldError(name, f"unknown parameter; {getattr(model, 'tool', 'this tool')} takes no parameters")
+        return FieldError(name, "unknown parameter; this tool takes no parameters")
     return FieldError(name, f"unknown parameter; accepted parameters are: {', '.join(model.model_fields)}")
 
 
-class ExecuteTestsRequest(_Request):
-    """What execute_tests accepts, and nothing more."""
-
-    tool: ClassVar[str] = "execute_tests"
+class _Selects(_Request):
+    """Which tests: the fields that choose them, as pytest's own arguments do."""
 
     node_ids: list[str] = Field(
         default_factory=list,
@@ -225,8 +226,13 @@ class ExecuteTestsRequest(_Request):
     )
     markers: str | None = Field(None, description="Marker expression, as for `pytest -m`.")
     keywords: str | None = Field(None, description="Keyword expression, as for `pytest -k`.")
-    maxfail: int | None = Field(None, ge=1, le=1_000_000, description="Stop after this many failures.")
-    failfast: bool = Field(False, description="Stop at the first failure (same as maxfail=1).")
+
+
+class RunRequest(_Request):
+    """What every tool that runs tests takes besides its selection: how long the run may take, and
+    what its answer lists. A tool that runs tests composes these with its own fields and says, in
+    `spec`, what it runs; the execute_tests use case runs any of them."""
+
     verbosity: int = Field(
         -1,
         ge=-2,
@@ -241,6 +247,48 @@ class ExecuteTestsRequest(_Request):
         description="'summary': counts only; 'failures': non-passing tests; 'all': every test, and the command and "
         "output tail even when the run was clean.",
     )
+
+    @field_validator("timeout")
+    @classmethod
+    def _timeout(cls, value: int | None, info: ValidationInfo) -> int | None:
+        policy = cls._policy(info)
+        if value is not None and value > policy.max_timeout:
+            raise ValueError(f"is {value}s; the configured maximum is {policy.max_timeout}s")
+        return value
+
+    def spec(self, policy: RequestPolicy) -> RunSpec:
+        """The run this request asks for, every default applied."""
+        return RunSpec(
+            verbosity=self.verbosity,
+            show_capture=self.show_capture,
+            timeout=self.timeout or policy.default_timeout,
+            include_passed=self.detail == "all",
+        )
+
+
+class _Stops(_Request):
+    """When a run stops early: after some failures."""
+
+    maxfail: int | None = Field(None, ge=1, le=1_000_000, description="Stop after this many failures.")
+    failfast: bool = Field(False, description="Stop at the first failure (same as maxfail=1).")
+
+    @field_validator("failfast")
+    @classmethod
+    def _failfast(cls, value: bool, info: ValidationInfo) -> bool:
+        # Fields validate in declaration order, so maxfail is already in info.data.
+        if value and info.data.get("maxfail") is not None:
+            raise ValueError("cannot be combined with maxfail; give one of them")
+        return value
+
+    @property
+    def effective_maxfail(self) -> int | None:
+        return 1 if self.failfast else self.maxfail
+
+
+# The bases give the schema's order: the selection, when to stop, how long and what to answer, then its own.
+class ExecuteTestsRequest(RunRequest, _Stops, _Selects):
+    """What execute_tests accepts, and nothing more."""
+
     last_failed: bool = Field(False, description="Run only the tests that failed last time (pytest's cache, --lf).")
     failed_first: bool = Field(False, description="Run last time's failures first, then the rest (--ff).")
     workers: int | Literal["auto"] | None = Field(
@@ -263,31 +311,28 @@ class ExecuteTestsRequest(_Request):
             raise ValueError(f"must be 'auto' or a number of workers from 1 to {MAX_WORKERS}")
         return value
 
-    @field_validator("timeout")
-    @classmethod
-    def _timeout(cls, value: int | None, info: ValidationInfo) -> int | None:
-        policy = cls._policy(info)
-        if value is not None and value > policy.max_timeout:
-            raise ValueError(f"is {value}s; the configured maximum is {policy.max_timeout}s")
-        return value
-
-    @field_validator("failfast")
-    @classmethod
-    def _failfast(cls, value: bool, info: ValidationInfo) -> bool:
-        # Fields validate in declaration order, so maxfail is already in info.data.
-        if value and info.data.get("maxfail") is not None:
-            raise ValueError("cannot be combined with maxfail; give one of them")
-        return value
-
-    @property
-    def effective_maxfail(self) -> int | None:
-        return 1 if self.failfast else self.maxfail
+    def spec(self, policy: RequestPolicy) -> RunSpec:
+        return (
+            super()
+            .spec(policy)
+            .model_copy(
+                update={
+                    "node_ids": tuple(self.node_ids),
+                    "markers": self.markers,
+                    "keywords": self.keywords,
+                    "maxfail": self.effective_maxfail,
+                    "last_failed": self.last_failed,
+                    "failed_first": self.failed_first,
+                    "workers": self.workers,
+                    "coverage": self.coverage,
+                    "affected": self.affected,
+                }
+            )
+        )
 
 
 class DiscoverTestsRequest(_Request):
     """What discover_tests accepts, and nothing more."""
-
-    tool: ClassVar[str] = "discover_tests"
 
     path: str | None = Field(None, description="A file, directory or node id relative to the root.")
     markers: str | None = Field(None, description="Marker expression, as for `pytest -m`.")
@@ -307,16 +352,12 @@ class DiscoverTestsRequest(_Request):
 class CheckEnvironmentRequest(_Request):
     """What check_environment accepts: nothing."""
 
-    tool: ClassVar[str] = "check_environment"
-
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
 
 
 class GetTestRunRequest(_Request):
     """What get_test_run accepts: the run, how long to wait for it, and whether to stop it."""
-
-    tool: ClassVar[str] = "get_test_run"
 
     run_id: str = Field(
         pattern=RUN_ID_PATTERN, description="The run_id of a 'running' answer of execute_tests in this session."

@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -35,13 +35,11 @@ from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.ports.run_store import RunStoreUnavailable
 
 if TYPE_CHECKING:
-    from pytest_mcp.adapters.mcp.shared_runs import RemoteRun
+    from pytest_mcp.adapters.mcp.shared_runs import RemoteRun, Status
     from pytest_mcp.domain.progress import RunWatch
     from pytest_mcp.ports.run_store import RunStore
 
 _log = routed_logger("pytest_mcp.runs")
-
-Status = Literal["running", "cancelled"]
 
 
 class RunningAnswer(Protocol):

@@ -27,9 +27,6 @@ VIEW_FILE = "report_view.html"
 VIEW_BUDGET_BYTES = 150_000
 """The view as served, at most (ADR 0015): one file, nothing fetched."""
 
-REPORT_TOOLS = ("execute_tests", "get_test_run", "discover_tests")
-"""The tools whose answers the view shows."""
-
 # ext-apps' own server helper writes the older flat key beside `ui` for hosts that read only that.
 _LEGACY_URI_KEY = "ui/resourceUri"
 
@@ -75,16 +72,17 @@ class ReportView:
     def settings(self) -> dict[str, Any]:
         return self.apps.settings()
 
-    def tools_for(self, ctx: ServerRequestContext[Any], listing: ListToolsResult) -> ListToolsResult:
-        """`listing` as this client gets it: with `_meta.ui` on the report tools when it renders MCP Apps."""
+    def tools_for(
+        self, ctx: ServerRequestContext[Any], listing: ListToolsResult, viewed: frozenset[str]
+    ) -> ListToolsResult:
+        """`listing` as this client gets it: with `_meta.ui` on the `viewed` tools (those whose answers the
+        view shows) when it renders MCP Apps."""
         if not client_supports_apps(ctx):
             return listing
         ui = {"resourceUri": VIEW_URI}
         return ListToolsResult(
             tools=[
-                tool.model_copy(update={"meta": {"ui": ui, _LEGACY_URI_KEY: VIEW_URI}})
-                if tool.name in REPORT_TOOLS
-                else tool
+                tool.model_copy(update={"meta": {"ui": ui, _LEGACY_URI_KEY: VIEW_URI}}) if tool.name in viewed else tool
                 for tool in listing.tools
             ]
         )

@@ -8,7 +8,7 @@ instance answers `get_test_run` for it from the store, and sends cancels to its 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 from mcp import MCPError
@@ -19,9 +19,31 @@ from pytest_mcp.domain.stored_runs import StoredRun
 from pytest_mcp.ports.run_store import RunStore, RunStoreUnavailable
 
 if TYPE_CHECKING:
-    from pytest_mcp.adapters.mcp.detached_runs import DetachedRun, Status
     from pytest_mcp.domain.models import RunResult
+    from pytest_mcp.domain.progress import RunWatch
     from pytest_mcp.ports.progress import ProgressSink
+
+Status = Literal["running", "cancelled"]
+"""A run not finished: still going, or stopped."""
+
+
+class LocalRun(Protocol):
+    """What this module reads of a run this instance executes (detached_runs.DetachedRun), to publish it.
+
+    A Protocol, so that the registry imports this module and not the other way round."""
+
+    run_id: str
+    owner: str
+    watch: RunWatch
+    ended: anyio.Event
+    answer: CallToolResult | None
+    error: BaseException | None
+
+    @property
+    def cancelled(self) -> bool: ...
+
+    def answer_running(self, status: Status) -> CallToolResult: ...
+
 
 POLL_EVERY = 0.05
 """Seconds between two reads of a run another instance executes, while a call waits for it."""
@@ -36,7 +58,7 @@ def dumped(answer: CallToolResult) -> dict[str, Any]:
     return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def stored(run: DetachedRun, instance: str) -> tuple[StoredRun, RunResult | None]:
+def stored(run: LocalRun, instance: str) -> tuple[StoredRun, RunResult | None]:
     """A local run as the other instances will read it, with its kept reports once finished."""
     fields: dict[str, Any] = {
         "run_id": run.run_id,

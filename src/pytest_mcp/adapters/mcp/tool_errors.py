@@ -43,10 +43,10 @@ class ToolError:
     data: dict[str, Any]
 
     @classmethod
-    def invalid(cls, exc: InvalidArguments) -> ToolError:
+    def invalid(cls, exc: InvalidArguments, tool: str) -> ToolError:
         errors = [{"field": error.field, "reason": error.reason} for error in exc.errors]
         data: dict[str, Any] = {"errors": errors, **({"omitted": exc.omitted} if exc.omitted else {})}
-        return cls(INVALID_PARAMS, "invalid_arguments", str(exc), data)
+        return cls(INVALID_PARAMS, "invalid_arguments", exc.message_for(tool), data)
 
     @classmethod
     def failed(cls, exc: ExecutionFailed) -> ToolError:

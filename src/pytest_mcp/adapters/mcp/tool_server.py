@@ -76,6 +76,7 @@ class McpToolServer:
         self._in_flight: set[anyio.CancelScope] = set()
         self._all_stopped = anyio.Event()  # set when the last call in flight ends
         self._tools = {tool.name: tool for tool in tools}
+        self._viewed = frozenset(tool.name for tool in tools if tool.viewed)
         schemas = shipped_schemas()
         self._listing = ListToolsResult(
             tools=[
@@ -105,7 +106,7 @@ class McpToolServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return self._view.tools_for(ctx, self._listing) if self._view else self._listing
+        return self._view.tools_for(ctx, self._listing, self._viewed) if self._view else self._listing
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         """One tools/call, stopped when its HTTP client leaves or the server shuts down (`stop_calls`)."""
@@ -184,10 +185,10 @@ class McpToolServer:
         try:
             request = tool.request_type.parse(arguments, self._policy)
         except InvalidArguments as exc:
-            return self._invalid(exc, log, started)
+            return self._invalid(name, exc, log, started)
         if isinstance(tool, Detachable) and self._runs.serving_now:
             return await self._detachable(tool, request, progress, owner, log, started)
-        return await self._answered(tool.handle(request, ToolCall(owner, progress)), log, started)
+        return await self._answered(name, tool.handle(request, ToolCall(owner, progress)), log, started)
 
     async def _detachable(
         self,
@@ -207,7 +208,7 @@ class McpToolServer:
             owner,
             watch,
             request,
-            lambda: self._answered(tool.handle(request, ToolCall(owner, None, watch)), log, started),
+            lambda: self._answered(tool.name, tool.handle(request, ToolCall(owner, None, watch)), log, started),
             tool.running,
         )
         try:
@@ -226,19 +227,19 @@ class McpToolServer:
         _audit.info("run_detached", run_id_digest=_digest({"run_id": run.run_id}), done=watch.done, total=watch.total)
         return run.answer_running("running")
 
-    def _invalid(self, exc: InvalidArguments, log: FilteringBoundLogger, started: float) -> CallToolResult:
-        error = ToolError.invalid(exc)
+    def _invalid(self, tool: str, exc: InvalidArguments, log: FilteringBoundLogger, started: float) -> CallToolResult:
+        error = ToolError.invalid(exc, tool)
         log.warning("tool_call", outcome="invalid", duration_ms=_ms(started), **error.data)
         return self._errors.answer(error)
 
     async def _answered(
-        self, answer: Awaitable[CallToolResult], log: FilteringBoundLogger, started: float
+        self, tool: str, answer: Awaitable[CallToolResult], log: FilteringBoundLogger, started: float
     ) -> CallToolResult:
         """The handler's answer, or its ending mapped to the error contract; one audit event either way."""
         try:
             result = await answer
         except InvalidArguments as exc:  # found by the handler, e.g. an unknown run id
-            return self._invalid(exc, log, started)
+            return self._invalid(tool, exc, log, started)
         except ExecutionFailed as exc:
             log.warning("tool_call", outcome=exc.reason, exit_code=exc.details.exit_code, duration_ms=_ms(started))
             return self._errors.answer(ToolError.failed(exc))

@@ -51,8 +51,11 @@ class ToolCall:
 
 class Tool(Protocol):
     name: ClassVar[str]
+    """The tool's name: written here once, and every list of tools is derived from TOOLS."""
     description: ClassVar[str]
     request_type: ClassVar[type[ToolRequest]]
+    viewed: ClassVar[bool] = False
+    """Whether the report view (ADR 0015) shows this tool's answers."""
 
     @staticmethod
     def answer_type() -> type[BaseModel]:
@@ -80,6 +83,7 @@ class ExecuteTestsTool(Detachable):
         "its location, message and trimmed traceback. Test failures are results, not errors."
     )
     request_type: ClassVar[type[ToolRequest]] = ExecuteTestsRequest
+    viewed: ClassVar[bool] = True
 
     def __init__(self, use_case: Callable[[], ExecuteTests[CallToolResult]]) -> None:
         self._use_case = use_case
@@ -113,6 +117,7 @@ class GetTestRunTool(Tool):
         "'running' answer with the failures so far. cancel=true stops the run and its processes."
     )
     request_type: ClassVar[type[ToolRequest]] = GetTestRunRequest
+    viewed: ClassVar[bool] = True
 
     def __init__(
         self, runs: DetachedRuns, policy: RequestPolicy, execute_tests: Callable[[], ExecuteTests[CallToolResult]]
@@ -130,7 +135,7 @@ class GetTestRunTool(Tool):
     async def handle(self, request: GetTestRunRequest, call: ToolCall) -> CallToolResult:
         run = await self._runs.find(request.run_id, call.owner)
         if run is None:
-            raise InvalidArguments(request.tool, [FieldError("run_id", self._unknown_run())])
+            raise InvalidArguments([FieldError("run_id", self._unknown_run())])
         if request.cancel or run.cancelled:  # cancelled now, or earlier through any connection of its owner
             await self._runs.cancel(run)
             return run.answer_running("cancelled")
@@ -173,6 +178,7 @@ class DiscoverTestsTool(Tool):
         "budget and counts the rest in omitted_tests; narrow it with path, keywords or markers."
     )
     request_type: ClassVar[type[ToolRequest]] = DiscoverTestsRequest
+    viewed: ClassVar[bool] = True
 
     def __init__(self, use_case: Callable[[], DiscoverTests[CallToolResult]]) -> None:
         self._use_case = use_case
