@@ -8,13 +8,15 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from pytest_mcp.domain.errors import MAX_LISTED_ERRORS, FieldError, InvalidArguments, field_errors
 from pytest_mcp.domain.node_ids import argument_paths
-from pytest_mcp.domain.runs import RunSpec
+
+if TYPE_CHECKING:  # serving lists the tools with this module, and imports no result model (test_lean_startup)
+    from pytest_mcp.domain.runs import RunSpec
 
 MAX_WORKERS = 64
 
@@ -258,6 +260,8 @@ class RunRequest(_Request):
 
     def spec(self, policy: RequestPolicy) -> RunSpec:
         """The run this request asks for, every default applied."""
+        from pytest_mcp.domain.runs import RunSpec
+
         return RunSpec(
             verbosity=self.verbosity,
             show_capture=self.show_capture,
