@@ -231,6 +231,8 @@ class Container(containers.DeclarativeContainer):
         default_timeout=config.timeout,
         max_timeout=config.max_timeout,
         detach_after=config.detach_after,
+        localize=config.localize,
+        localize_max_seconds=config.localize_max_seconds,
     )
 
     # Detected once, by the first call that needs it, inside that call's run slot (ADR 0008).

@@ -95,6 +95,23 @@ class Settings(BaseModel):
         "own timeout (60 s in the TypeScript SDK and Claude Desktop).",
         json_schema_extra=flag("SECONDS"),
     )
+    localize: float = Field(
+        0.5,
+        ge=0,
+        le=10,
+        allow_inf_nan=False,
+        description="After a run with failures, a second pass names the likely faulty functions (culprits, "
+        "ADR 0020); it may take at most this many times the failing run's wall time (0: never).",
+        json_schema_extra=flag("RATIO"),
+    )
+    localize_max_seconds: float = Field(
+        120.0,
+        gt=0,
+        le=3600,
+        allow_inf_nan=False,
+        description="The second pass's hard cap in seconds, whatever the run took.",
+        json_schema_extra=flag("SECONDS"),
+    )
     run_ttl: float = Field(
         600.0,
         gt=0,

@@ -89,8 +89,8 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
     ]
     assert groups == GROUPS
     assert [(r["outcome"], r["reason"], r["count"]) for r in result["reasons"]] == [
-        ("skipped", "Skipped: not on this platform", 1),
-        ("skipped", "Skipped: no network", 1),
+        ("skipped", "not on this platform", 1),
+        ("skipped", "no network", 1),
         ("xfailed", "known bug", 1),
     ]
     assert result["tests"] == []
@@ -103,7 +103,7 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
         assert without_duration(representative) == without_duration(listed)
     text = result["_text"]
     assert f"[{result['groups'][-1]['id']}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55)\n" in text
-    assert "2 skipped (2 reasons):\n  1 Skipped: not on this platform\n  1 Skipped: no network" in text
+    assert "2 skipped (2 reasons):\n  1 not on this platform\n  1 no network" in text
 
 
 async def test_failures_carry_a_traceback_ending_in_the_exception_and_their_captured_output(side: Side) -> None:

@@ -140,6 +140,9 @@ class ScriptedEnding:
     async def collect(self, spec: Any) -> Any:
         raise NotImplementedError
 
+    async def localize(self, spec: Any) -> str:
+        return "a scripted ending repeats no test"
+
 
 @pytest.mark.parametrize("exit_code", [0, 1, 5])
 async def test_a_result_exit_code_without_a_finished_session_is_an_error(policy: RequestPolicy, exit_code: int) -> None:
@@ -262,7 +265,7 @@ SHORT_SUMMARY = (
 )
 
 
-@pytest.mark.parametrize(("detail", "starts_at_short_summary"), [("failures", True), ("all", True), ("summary", False)])
+@pytest.mark.parametrize(("detail", "starts_at_short_summary"), [("all", True), ("summary", False)])
 async def test_a_cut_tail_starts_at_the_short_test_summary_when_the_failures_are_listed(
     tmp_path: Any, detail: str, starts_at_short_summary: bool
 ) -> None:
@@ -329,3 +332,22 @@ async def test_the_echoed_command_is_cut_and_says_how_much(policy: RequestPolicy
         assert shown[:4] == ("python", "-m", "pytest", "--")
         assert shown[-1].startswith("[... 499 more arguments, ")
         assert shown[-1].endswith(" characters, cut by pytest-mcp]")
+
+
+async def test_no_output_tail_when_the_groups_carry_the_failures(tmp_path: Any) -> None:
+    from pytest_mcp.domain.models import ReportedTest, Summary
+
+    report = RunReport(
+        termination=Termination(kind="exited", exit_code=1),
+        command=("py",),
+        duration=0.0,
+        summary=Summary(total=1, failed=1),
+        tests=(ReportedTest(node_id="tests/test_a.py::test_one", outcome="failed", phase="call", message="boom"),),
+        stdout=f"{FAILURE_SECTIONS}\n{SHORT_SUMMARY}",
+    )
+
+    result = await run(ScriptedEnding(report), RequestPolicy(root=tmp_path), detail="failures")
+
+    assert len(result.groups) == 1
+    assert result.text_output == ""
+    assert result.command == ("py",)

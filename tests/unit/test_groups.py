@@ -9,9 +9,9 @@ from pytest_mcp.domain.groups import (
     compress_node_ids,
     failure_groups,
     masked,
-    members_of,
     signature_of,
     skip_reasons,
+    symptom_groups,
 )
 from pytest_mcp.domain.models import Outcome, Phase, ReportedTest
 
@@ -73,7 +73,8 @@ def test_one_bug_failing_many_parameters_is_one_group_with_a_range_of_members() 
     assert group.compressed.startswith("integer parameters as ranges in braces")
     assert group.title == "180 tests fail the same way: AssertionError at tests/test_a.py:5"
     assert group.representative == reports[0]
-    assert members_of(group.id, reports) == tuple(reports)
+    assert symptom_groups(reports) == {group.id: [test.node_id for test in reports]}
+    assert failure_groups(reports, compress=False)[0].members == tuple(test.node_id for test in reports)
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,7 @@ def test_groups_are_largest_first_and_ids_are_stable_and_unique() -> None:
     assert [group.count for group in groups] == [3, 1]
     assert [group.id for group in groups] == [group.id for group in again]
     assert len({group.id for group in groups}) == 2
-    assert members_of("gnothere", small + large) == ()
+    assert set(symptom_groups(small + large)) == {group.id for group in groups}
 
 
 def test_a_subtest_member_names_its_subtest_and_a_repeated_node_id_is_listed_once() -> None:
@@ -176,9 +177,9 @@ def test_skips_and_xfails_are_counted_by_their_exact_reason_largest_first() -> N
     reasons = [(reason.outcome, reason.reason, reason.count) for reason in skip_reasons(reports)]
 
     assert reasons == [
-        ("skipped", "Skipped: needs network", 3),
+        ("skipped", "needs network", 3),
         ("xfailed", "known bug", 1),
-        ("skipped", "Skipped: needs python 3.13", 1),
-        ("skipped", "Skipped: needs python 3.12", 1),
+        ("skipped", "needs python 3.13", 1),
+        ("skipped", "needs python 3.12", 1),
     ]
     assert failure_groups(reports) == ()

@@ -58,7 +58,7 @@ def test_the_text_block_is_a_compact_reading_not_a_copy_of_the_json() -> None:
     # A group of one is its test's report under the group's id.
     assert "] FAILED tests/test_a.py::test_eq (tests/test_a.py:7)\n" in text
     assert "] ERROR tests/test_a.py::test_td [teardown]\n" in text
-    assert "1 skipped (1 reason):\n  1 Skipped: x" in text
+    assert "1 skipped (1 reason):\n  1 x" in text
     assert "E   assert 1 == 2" in text
     assert "frame 0\n" not in text  # the traceback is trimmed to its last lines
     assert "captured stdout:" in text

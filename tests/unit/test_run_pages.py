@@ -125,23 +125,33 @@ async def test_a_wait_above_the_cap_is_cut_to_it_and_the_answer_says_so(tmp_path
     assert result.content[0].text.endswith("NOTE: wait was cut to 0.05s, the most a call waits")  # type: ignore[union-attr]
 
 
-async def test_paging_each_group_yields_exactly_its_members_with_their_full_reports(tmp_path: Path) -> None:
+async def test_paging_a_group_yields_exactly_its_member_ids_and_node_ids_give_their_full_reports(
+    tmp_path: Path,
+) -> None:
     async with connect(failing_suite(500, skips=10), root=tmp_path, detach_after=30) as client:
         answer = await structured(client, "execute_tests", {})
         assert answer["groups"], "the run must have failure groups"
         seen: dict[str, list[str]] = {}
+        pages = 0
         for group in answer["groups"]:
             offset: int | None = 0
             while offset is not None:
                 arguments = {"run_id": answer["run_id"], "group": group["id"], "offset": offset}
                 page = await structured(client, "get_test_run", arguments)
-                assert page["tests"], "a page always moves on"
-                seen.setdefault(group["id"], []).extend(test["node_id"] for test in page["tests"])
-                assert all(test["traceback"].count("detail line") == 12 for test in page["tests"])
+                pages += 1
+                assert page["members"], "a page always moves on"
+                assert page["tests"] == [], "a group's page lists ids; full reports are asked for by node id"
+                assert page["page"]["group"] == group["id"]
+                seen.setdefault(group["id"], []).extend(page["members"])
                 offset = page["page"]["next_offset"]
+        first = seen[answer["groups"][0]["id"]][:3]
+        reports = await structured(client, "get_test_run", {"run_id": answer["run_id"], "node_ids": first})
         unknown = await call_error(client, "get_test_run", {"run_id": answer["run_id"], "group": "g0123456789"})
 
     assert {group["id"]: group["count"] for group in answer["groups"]} == {k: len(v) for k, v in seen.items()}
     everything = [node_id for ids in seen.values() for node_id in ids]
     assert sorted(everything) == sorted(f"tests/test_m{i % 7}.py::test_value[{i}]" for i in range(500))
+    assert pages <= len(answer["groups"]) * 2 + 2, "500 ids page in a few pages, not one report at a time"
+    assert [test["node_id"] for test in reports["tests"]] == first
+    assert all(test["traceback"].count("detail line") == 12 for test in reports["tests"])
     assert unknown.data["errors"][0] == {"field": "group", "reason": "not a failure group of this run"}

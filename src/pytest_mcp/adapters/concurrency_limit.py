@@ -7,7 +7,8 @@ import time
 import anyio
 
 from pytest_mcp.domain.environment import ProbeReport
-from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
+from pytest_mcp.domain.localization import Spectrum
+from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
@@ -78,6 +79,16 @@ class ConcurrencyLimitedRunner(TestRunner):
             return CollectionReport(termination=self._busy(), command=(), duration=spec.timeout)
         try:
             return await self._inner.collect(spec.model_copy(update={"timeout": remaining}))
+        finally:
+            self.slots.release()
+
+    async def localize(self, spec: LocalizeSpec) -> Spectrum | str:
+        # A second pass waits no longer than its own budget for a slot: it is a hint, never worth a queue.
+        remaining = await self.slots.acquire(spec.seconds)
+        if remaining is None:
+            return f"no run slot was free within the second pass's {spec.seconds:.1f}s ({self.slots.busy()})"
+        try:
+            return await self._inner.localize(spec.model_copy(update={"seconds": remaining}))
         finally:
             self.slots.release()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Generic, Literal, TypeVar
 
+from pytest_mcp.domain.causes import NameCauses
 from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
 from pytest_mcp.domain.groups import failure_groups, skip_reasons
@@ -12,6 +13,7 @@ from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
 from pytest_mcp.domain.requests import GetTestRunRequest, RequestPolicy, RunRequest
 from pytest_mcp.domain.text import keep_arguments, keep_head, keep_tail
+from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.presenter import ResultPresenter
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
@@ -64,12 +66,18 @@ class ExecuteTests(Generic[T]):
         self._runner = runner
         self._presenter = presenter
         self._policy = policy
+        self._causes = NameCauses(runner, policy)
 
     async def execute(
-        self, request: RunRequest, progress: ProgressSink | None = None, watch: RunWatch | None = None
+        self,
+        request: RunRequest,
+        progress: ProgressSink | None = None,
+        watch: RunWatch | None = None,
+        history: RunHistory | None = None,
     ) -> T:
         """Run and present. `progress` gets rate-limited updates; a `watch` gets every one instead
-        (it rate-limits what it passes on), for `running` answers while the run goes on."""
+        (it rate-limits what it passes on), for `running` answers while the run goes on. `history` is
+        the project's, for the caller: what tells a new failure from an old or a flaky one."""
         spec = request.spec(self._policy).model_copy(
             update={"progress": progress is not None or (watch is not None and watch.follow)}
         )
@@ -108,15 +116,21 @@ class ExecuteTests(Generic[T]):
             raise AssertionError("a finished run has a summary and an exit code")
 
         tests, groups, reasons = _listed(request, report.tests)
+        causes = None
+        if request.detail != "summary" and any(test.is_failure for test in report.tests):
+            causes = await self._causes(spec, report.duration, _shown(request, report.tests), history)
+            groups = tuple(_with_bare_representative(group) for group in causes.groups)
         clean = exit_code in (0, 5) and not report.collection_errors
         failures_listed = not clean and request.detail != "summary"
-        # A clean run's counts say all there is: no output to read, no command to reproduce.
+        # A clean run's counts say all there is: no output to read, no command to reproduce. Groups
+        # carry the failures: the output's tail would only repeat them, unless everything is asked for.
         evidence = not clean or request.detail == "all"
         limit = self._policy.text_output_chars_when_passing if clean else self._policy.text_output_chars
         command = keep_arguments(report.command, MAX_COMMAND_CHARS) if evidence else ()
+        output_needed = evidence and (request.detail == "all" or not groups)
         text_output = (
             keep_tail(report.stdout, limit, from_line_with=_SHORT_SUMMARY if failures_listed else None)
-            if evidence
+            if output_needed
             else ""
         )
         result = RunResult(
@@ -131,11 +145,14 @@ class ExecuteTests(Generic[T]):
             coverage=self._worst_files_first(report.coverage),
             stopped_processes=_stopped(report.stopped_processes),
             affected=report.affected,
+            culprits=causes.culprits if causes is not None else (),
+            localization=causes.note if causes is not None else None,
         )
         kept = kept_reports(report.tests)
         if watch is not None and watch.run_id is not None and (kept or report.collection_errors):
             result = result.model_copy(update={"run_id": watch.run_id})
-            watch.keep(result.model_copy(update={"tests": kept}))
+            full = causes.full_groups if causes is not None else failure_groups(kept, compress=False)
+            watch.keep(result.model_copy(update={"tests": kept, "groups": full}))
         return self._presenter.present_run(result)
 
     def page(self, kept: RunResult, request: GetTestRunRequest) -> T:
@@ -188,17 +205,26 @@ def _stopped(commands: tuple[str, ...]) -> StoppedProcesses | None:
     return StoppedProcesses(count=len(commands), commands=commands[:MAX_LISTED_STOPPED])
 
 
+def _shown(request: RunRequest, reports: tuple[ReportedTest, ...]) -> tuple[ReportedTest, ...]:
+    """The reports without captured output unless `show_capture`."""
+    if request.show_capture:
+        return reports
+    return tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in reports)
+
+
+def _with_bare_representative(group: FailureGroup) -> FailureGroup:
+    # A report's exception and crash site are its group's signature, said once, by the group.
+    return group.model_copy(update={"representative": _bare(group.representative)})
+
+
 def _listed(
     request: RunRequest, reports: tuple[ReportedTest, ...]
 ) -> tuple[tuple[ReportedTest, ...], tuple[FailureGroup, ...], tuple[SkipReason, ...]]:
     """(tests, groups, reasons) as `detail` lists them, without captured output unless `show_capture`."""
     if request.detail == "summary":
         return (), (), ()
-    if not request.show_capture:
-        reports = tuple(test.model_copy(update={"stdout": None, "stderr": None}) for test in reports)
-    groups = failure_groups(reports)
-    # A report's exception and crash site are its group's signature, said once, by the group.
-    groups = tuple(group.model_copy(update={"representative": _bare(group.representative)}) for group in groups)
+    reports = _shown(request, reports)
+    groups = tuple(map(_with_bare_representative, failure_groups(reports)))
     if request.detail == "failures":
         tests = tuple(test for test in reports if test.outcome == "passed" and test.reruns)  # flaky passes
     else:

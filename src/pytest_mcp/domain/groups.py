@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_mcp.domain.models import FailureGroup, Outcome, Phase, ReportedTest, SkipReason
+from pytest_mcp.domain.models import (
+    Culprit,
+    FailureGroup,
+    Outcome,
+    Phase,
+    ReportedTest,
+    Since,
+    SkipReason,
+    Symptom,
+)
 
 GROUPED: tuple[Outcome, ...] = ("failed", "error", "xpassed")
 REASONED: tuple[Outcome, ...] = ("skipped", "xfailed")
@@ -139,38 +148,94 @@ def _grouped(reports: Iterable[ReportedTest]) -> list[tuple[str, Signature, list
     return grouped
 
 
-def failure_groups(reports: Iterable[ReportedTest]) -> tuple[FailureGroup, ...]:
+def failure_groups(
+    reports: Iterable[ReportedTest],
+    causes: Mapping[str, Culprit] | None = None,
+    since: Callable[[Sequence[ReportedTest]], Since | None] | None = None,
+    *,
+    compress: bool = True,
+) -> tuple[FailureGroup, ...]:
     """Failures, errors and xpasses grouped by signature, largest first (ties: first seen first).
 
-    Every such report is in exactly one group; the representative is the group's first report.
+    With `causes` (a culprit for each signature group whose evidence is strong, by the group's id),
+    the groups that share a culprit are one cause: one entry, the largest group's report as its
+    evidence, and each signature a symptom (ADR 0020). Every such report is in exactly one group;
+    the representative is the group's first report. `since` labels a group's reports (new,
+    preexisting, flaky); `compress=False` lists every member (what a kept run pages through).
     """
-    groups = []
+    causes = causes or {}
+    merged: dict[str, list[tuple[str, Signature, list[ReportedTest]]]] = {}
+    order: list[str] = []
     for group_id, signature, members in _grouped(reports):
-        listed, compressed = compress_node_ids([member_name(test) for test in members])
-        groups.append(
-            FailureGroup(
-                id=group_id,
-                count=len(members),
-                outcome=signature.outcome,
-                phase=signature.phase,
-                exception=signature.exception,
-                message=signature.message,
-                crash=signature.crash,
-                title=title(signature, len(members)),
-                representative=members[0],
-                members=listed,
-                compressed=compressed,
-            )
+        culprit = causes.get(group_id)
+        key = f"cause\x1f{culprit.file}\x1f{culprit.function}" if culprit is not None else group_id
+        if key not in merged:
+            merged[key] = []
+            order.append(key)
+        merged[key].append((group_id, signature, members))
+    built = [_group(merged[key], causes, since, compress) for key in order]
+    return tuple(sorted(built, key=lambda group: -group.count))
+
+
+def _group(
+    parts: list[tuple[str, Signature, list[ReportedTest]]],
+    causes: Mapping[str, Culprit],
+    since: Callable[[Sequence[ReportedTest]], Since | None] | None,
+    compress: bool,
+) -> FailureGroup:
+    group_id, signature, first_members = parts[0]
+    members = [test for _, _, part in parts for test in part]
+    names = [member_name(test) for test in members]
+    listed, compressed = compress_node_ids(names) if compress else (tuple(dict.fromkeys(names)), "")
+    culprit = causes.get(group_id)
+    symptoms: tuple[Symptom, ...] = ()
+    if len(parts) > 1 and culprit is not None:
+        group_id = "g" + hashlib.sha256(f"cause\x1f{culprit.file}\x1f{culprit.function}".encode()).hexdigest()[:10]
+        culprit = _summed(culprit, [causes[part_id] for part_id, _, _ in parts])
+        symptoms = tuple(
+            Symptom(count=len(part), exception=sig.exception, message=sig.message, crash=sig.crash)
+            for _, sig, part in parts
         )
-    return tuple(groups)
+    return FailureGroup(
+        id=group_id,
+        count=len(members),
+        outcome=signature.outcome,
+        phase=signature.phase,
+        exception=signature.exception,
+        message=signature.message,
+        crash=signature.crash,
+        title=cause_title(culprit, len(members), len(parts))
+        if culprit is not None and symptoms
+        else title(signature, len(members)),
+        representative=first_members[0],
+        members=listed,
+        compressed=compressed,
+        culprit=culprit,
+        symptoms=symptoms,
+        since=since(members) if since is not None else None,
+    )
 
 
-def members_of(group_id: str, reports: Iterable[ReportedTest]) -> tuple[ReportedTest, ...]:
-    """The reports of the group with this id, in run order (empty for an id the run has not): a group's pages."""
-    for found, _signature, members in _grouped(reports):
-        if found == group_id:
-            return tuple(members)
-    return ()
+def _summed(top: Culprit, culprits: list[Culprit]) -> Culprit:
+    """One culprit's evidence over the symptoms it explains: their failing tests added up."""
+    return top.model_copy(
+        update={
+            "failing": sum(culprit.failing for culprit in culprits),
+            "failing_total": sum(culprit.failing_total for culprit in culprits),
+            "score": max(culprit.score for culprit in culprits),
+        }
+    )
+
+
+def cause_title(culprit: Culprit, count: int, ways: int) -> str:
+    """`235 tests fail from one cause, in 21 ways: humanize/i18n.py::_ngettext (lines 102-120)`."""
+    head = "1 test fails" if count == 1 else f"{count} tests fail"
+    return f"{head} from one likely cause, in {ways} ways: {culprit.where}"
+
+
+def symptom_groups(reports: Iterable[ReportedTest]) -> dict[str, list[str]]:
+    """Each signature group's id and its tests' node ids, in run order: the symptoms a localization reads."""
+    return {group_id: [test.node_id for test in members] for group_id, _signature, members in _grouped(reports)}
 
 
 def skip_reasons(reports: Iterable[ReportedTest]) -> tuple[SkipReason, ...]:
@@ -178,7 +243,7 @@ def skip_reasons(reports: Iterable[ReportedTest]) -> tuple[SkipReason, ...]:
     counts: dict[tuple[str, str], int] = {}
     for test in reports:
         if test.outcome in REASONED:
-            key = (test.outcome, (test.message or "").strip())
+            key = (test.outcome, (test.message or "").strip().removeprefix("Skipped: "))
             counts[key] = counts.get(key, 0) + 1
     ranked = sorted(counts.items(), key=lambda item: -item[1])
     return tuple(

@@ -174,8 +174,85 @@ class ReportedTest(_Value):
         return self.outcome in ("failed", "error")
 
 
+def _share(part: int, whole: int) -> str:
+    if part == whole:
+        return f"all {whole:,}"
+    return f"{part:,} of {whole:,}"
+
+
+class Culprit(_Value):
+    """A function the failures point at (ADR 0020): where it is, and the evidence in numbers."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset(
+        {"file", "function", "lines", "score", "failing", "failing_total", "passing", "passing_total", "changed"}
+    )
+
+    file: str = Field(description="Relative to the root.")
+    function: str = Field(description="Its qualified name, e.g. `Cart.total`.")
+    lines: str = Field(description="Its line range, e.g. `12-19`.")
+    score: float = Field(description="Ochiai's coefficient, 0 to 1: how closely running it goes with failing.")
+    failing: int = Field(description="Failing tests (repeated) that ran it.")
+    failing_total: int = Field(description="Failing tests repeated.")
+    passing: int = Field(description="Passing tests that ran it.")
+    passing_total: int = Field(description="Passing tests run in the repeat.")
+    changed: bool = Field(description="Changed since this project's last run (or git's HEAD when there is none).")
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}::{self.function} (lines {self.lines})"
+
+    def evidence(self) -> str:
+        """`run by all 235 failing tests and 9 % of the passing ones; changed since the last run`."""
+        noun = "test" if self.failing_total == 1 else "tests"
+        passing = (
+            f"{round(100 * self.passing / self.passing_total)} % of the {self.passing_total:,} passing ones"
+            if self.passing_total
+            else "no passing test repeated"
+        )
+        changed = "; changed since the last run" if self.changed else ""
+        return f"run by {_share(self.failing, self.failing_total)} failing {noun} and {passing}{changed}"
+
+
+class Symptom(_Value):
+    """One way a cause's tests fail: an assertion site and its message, and how many fail there."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"count", "exception", "message", "crash"})
+
+    count: int
+    exception: str | None
+    message: str = Field(description="The masked first line, as a group's `message`.")
+    crash: str | None
+
+
+class Since(_Value):
+    """Whether a group's tests newly fail, were already failing, or are flaky (ADR 0020)."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"new", "preexisting", "flaky"})
+
+    new: int = Field(0, description="Tests that newly fail: they passed in this project's previous run, or never ran.")
+    preexisting: int = Field(0, description="Tests that were already failing, the same way, in the previous run.")
+    flaky: int = Field(
+        0,
+        description="Tests that are flaky: they passed when repeated, passed on a rerun, or their outcome changed "
+        "while nothing they run changed.",
+    )
+
+    def words(self) -> str:
+        parts = [
+            (self.new, "newly fail", "newly fails"),
+            (self.preexisting, "were already failing", "was already failing"),
+            (self.flaky, "are flaky", "is flaky"),
+        ]
+        shown = [(count, many, one) for count, many, one in parts if count]
+        if len(shown) == 1:
+            count, many, one = shown[0]
+            return many if count > 1 else one
+        return ", ".join(f"{count:,} {many if count > 1 else one}" for count, many, one in shown)
+
+
 class FailureGroup(_Value):
-    """Non-passing reports that fail the same way: the same root-cause signature (ADR 0014)."""
+    """Non-passing reports that fail the same way: the same root-cause signature (ADR 0014), or, where the
+    evidence is strong, the same likely faulty function (a cause, ADR 0020)."""
 
     always_present: ClassVar[frozenset[str]] = frozenset(
         {"id", "count", "outcome", "phase", "exception", "message", "crash", "title", "members", "compressed"}
@@ -199,6 +276,13 @@ class FailureGroup(_Value):
         description="The members' node ids, in run order, compressed where a pattern allows (see `compressed`)."
     )
     compressed: str = Field(description="How `members` was compressed; empty when it lists every node id as is.")
+    culprit: Culprit | None = Field(
+        None, description="The function these failures most likely come from; null when the evidence is weak."
+    )
+    symptoms: tuple[Symptom, ...] = Field(
+        (), description="A cause's ways of failing, by assertion site, most first; empty for a single signature."
+    )
+    since: Since | None = Field(None, description="Whether its tests newly fail, were already failing, or are flaky.")
 
 
 class SkipReason(_Value):
@@ -207,7 +291,7 @@ class SkipReason(_Value):
     always_present: ClassVar[frozenset[str]] = frozenset({"outcome", "reason", "count"})
 
     outcome: Literal["skipped", "xfailed"]
-    reason: str = Field(description="The reason as pytest gives it, e.g. `Skipped: needs network`.")
+    reason: str = Field(description="The reason as pytest gives it, without its `Skipped: ` prefix.")
     count: int
 
 
@@ -301,6 +385,7 @@ class RunPage(_Value):
     offset: int = Field(0, description="Position of the first report listed in `tests`.")
     total: int = Field(0, description="Reports selected: the run's non-passing reports, or the node ids asked for.")
     next_offset: int | None = Field(None, description="The offset of the next page; null when this is the last.")
+    group: str | None = Field(None, description="With group: the group whose member ids this page lists.")
 
 
 class StoppedProcesses(_Value):
@@ -310,6 +395,17 @@ class StoppedProcesses(_Value):
     commands: tuple[str, ...] = Field(
         description="Their command lines, each cut to 80 characters; the first 10 when there were more."
     )
+
+
+class LocalizationNote(_Value):
+    """How the culprits were found, or why they could not be (ADR 0020)."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"recorder", "repeated", "seconds"})
+
+    recorder: str = Field(description="What recorded the functions each test ran: `sys.monitoring`, `sys.setprofile`.")
+    repeated: int = Field(description="Tests the second pass ran, failing ones first.")
+    seconds: Seconds = Field(description="Seconds the second pass took.")
+    reason: str = Field("", description="Why no culprit is named, or why the pass stopped early; empty when neither.")
 
 
 class RunResult(_Value):
@@ -384,6 +480,17 @@ class RunResult(_Value):
     page: RunPage | None = Field(None, description="In get_test_run's answer with node_ids or offset: the page.")
     notes: tuple[str, ...] = Field((), description="What the server did that the call did not ask for, in words.")
     affected: AffectedRun | None = Field(None, description="With affected=true: what ran and what was left out.")
+    culprits: tuple[Culprit, ...] = Field(
+        (),
+        description="The functions the failures most likely come from, at most 3, best first (ADR 0020); empty "
+        "when nothing failed or the evidence is weak.",
+    )
+    localization: LocalizationNote | None = Field(
+        None, description="With failures: how the culprits were found, or why none is named."
+    )
+    members: tuple[str, ...] = Field(
+        (), description="In get_test_run's answer with group: this page of the group's member ids."
+    )
 
 
 class ModuleCount(_Value):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pytest_mcp.domain.errors import FieldError, InvalidArguments
-from pytest_mcp.domain.groups import members_of
 from pytest_mcp.domain.models import ReportedTest, RunPage, RunResult
 from pytest_mcp.domain.requests import GetTestRunRequest
+
+MEMBER_PAGE_CHARS = 12_000
+"""A page of a group's member ids holds ids up to this many characters: about 190 ids of 60; the text lists them too."""
 
 LISTING_PRIORITY = {"error": 0, "failed": 0, "xpassed": 1, "skipped": 2, "xfailed": 2, "passed": 3}
 """Which reports an answer keeps first when not all fit: failures, then surprises, then the expected;
@@ -20,11 +22,14 @@ def kept_reports(reports: tuple[ReportedTest, ...]) -> tuple[ReportedTest, ...]:
 
 
 def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
-    """The reports `request` asks for (its node ids, a group's members, or all) from its offset on, with
-    the run's counts.
+    """The reports `request` asks for (its node ids, or all) from its offset on, with the run's counts;
+    with `group`, a page of the group's member ids instead: a full report is asked for by node id.
 
-    The presenter decides how many fit; `page.next_offset` is set once it has.
+    The presenter decides how many reports fit; `page.next_offset` is set once it has. A page of
+    member ids is cut at MEMBER_PAGE_CHARS, so its size varies with the ids' lengths.
     """
+    if request.group is not None:
+        return _members_page(kept, request)
     reports = kept.tests
     if request.node_ids:
         known = {test.node_id for test in reports}
@@ -34,10 +39,6 @@ def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
             raise InvalidArguments([FieldError("node_ids", f"not among the run's non-passing tests: {shown}")])
         wanted = set(request.node_ids)
         reports = tuple(test for test in reports if test.node_id in wanted)
-    if request.group is not None:
-        reports = members_of(request.group, reports)
-        if not reports:
-            raise InvalidArguments([FieldError("group", "not a failure group of this run")])
     if request.offset > len(reports):
         raise InvalidArguments([FieldError("offset", f"is {request.offset}; the run kept {len(reports)} reports")])
     return kept.model_copy(
@@ -48,6 +49,42 @@ def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
             "reasons": (),
             "omitted_groups": 0,
             "page": RunPage(offset=request.offset, total=len(reports)),
+            "omitted_tests": 0,
+            "command": (),
+            "text_output": "",
+            "coverage": None,
+        }
+    )
+
+
+def _members_page(kept: RunResult, request: GetTestRunRequest) -> RunResult:
+    """The group's member ids from the offset on, as many as fit in MEMBER_PAGE_CHARS (at least one)."""
+    found = [group for group in kept.groups if group.id == request.group]
+    if not found:
+        raise InvalidArguments([FieldError("group", "not a failure group of this run")])
+    if request.node_ids:
+        raise InvalidArguments([FieldError("node_ids", "cannot be combined with group; a group pages its member ids")])
+    members = found[0].members
+    if request.offset >= len(members) and request.offset:
+        raise InvalidArguments([FieldError("offset", f"is {request.offset}; the group has {len(members)} members")])
+    end, used = request.offset, 0
+    while end < len(members) and (end == request.offset or used + len(members[end]) <= MEMBER_PAGE_CHARS):
+        used += len(members[end]) + 4
+        end += 1
+    return kept.model_copy(
+        update={
+            "tests": (),
+            "groups": (),
+            "reasons": (),
+            "culprits": (),
+            "members": members[request.offset : end],
+            "omitted_groups": 0,
+            "page": RunPage(
+                offset=request.offset,
+                total=len(members),
+                next_offset=end if end < len(members) else None,
+                group=request.group,
+            ),
             "omitted_tests": 0,
             "command": (),
             "text_output": "",

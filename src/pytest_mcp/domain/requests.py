@@ -36,6 +36,10 @@ class RequestPolicy:
     detach_after: float = 50.0
     """Seconds an execute_tests call waits before it answers "running" (0: it waits to the end);
     also the longest `wait` a get_test_run call may ask for."""
+    localize: float = 0.5
+    """A second pass after a run with failures may take this many times the run's wall time (0: none)."""
+    localize_max_seconds: float = 120.0
+    """And never more than this."""
     text_output_chars: int = 800
     text_output_chars_when_passing: int = 240
     coverage_files: int = 10

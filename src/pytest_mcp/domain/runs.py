@@ -48,6 +48,16 @@ class RunSpec(_Value):
     progress: bool = False
 
 
+class LocalizeSpec(_Value):
+    """A second pass after a run with failures (ADR 0020): its failing tests again, then the rest of their
+    modules, recording the functions each test runs, until `seconds` are spent."""
+
+    run: RunSpec
+    failing: tuple[str, ...] = Field(description="The failing tests' node ids, in run order: run first.")
+    modules: tuple[str, ...] = Field(description="Their modules: what the pass collects.")
+    seconds: float = Field(gt=0, description="The pass's whole budget, start-up included.")
+
+
 class CollectSpec(_Value):
     """A fully resolved collection (`--collect-only`): what discover_tests asks a runner for."""
 

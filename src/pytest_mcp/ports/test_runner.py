@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec
+from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec
 from pytest_mcp.ports.progress import ProgressSink
+
+if TYPE_CHECKING:
+    from pytest_mcp.domain.localization import Spectrum
 
 
 class TestRunner(Protocol):
@@ -27,3 +30,9 @@ class TestRunner(Protocol):
         ...
 
     async def collect(self, spec: CollectSpec) -> CollectionReport: ...
+
+    async def localize(self, spec: LocalizeSpec) -> Spectrum | str:
+        """A second pass (ADR 0020): the spectrum it recorded, each function's digest now and at git's
+        HEAD where there is one; or, when it recorded nothing, why, in a few words. Never longer than
+        `spec.seconds` and a moment to stop; nothing it starts outlives it."""
+        ...

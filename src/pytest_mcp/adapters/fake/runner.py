@@ -38,8 +38,9 @@ from pytest_mcp.adapters.fake.script import (
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
 from pytest_mcp.domain.environment import ProcessContainment
+from pytest_mcp.domain.localization import Spectrum
 from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, Summary
-from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
+from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
@@ -434,6 +435,9 @@ class FakeTestRunner(TestRunner):
             finished=True,
             max_listed=spec.max_listed,
         )
+
+    async def localize(self, spec: LocalizeSpec) -> Spectrum | str:
+        return "the fake runner repeats no test"
 
     # -- inside a call ----------------------------------------------------------------------------
 

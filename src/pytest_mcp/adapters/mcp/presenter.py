@@ -17,11 +17,13 @@ from pytest_mcp.domain.models import (
     ReportedTest,
     RunResult,
     StoppedProcesses,
+    Symptom,
 )
 from pytest_mcp.domain.paging import LISTING_PRIORITY
 from pytest_mcp.ports.presenter import ResultPresenter
 
 _TRACEBACK_LINES = 14
+_SYMPTOMS = 8
 _CAPTURE_LINES = 6
 _LISTED_NODE_IDS = 200
 _LISTED_MODULES = 20
@@ -90,16 +92,43 @@ def _render_failure(test: ReportedTest) -> list[str]:
 
 def _render_group(group: FailureGroup) -> list[str]:
     """The title and the members, then the first member's evidence, indented. A group of one is its
-    test's report under the group's id: its title would only repeat the report."""
+    test's report under the group's id: its title would only repeat the report. A cause lists its
+    symptoms, a count per assertion site; each group says whether its tests are new, old or flaky."""
     representative = group.representative
     if representative.is_failure:
         report = _render_failure(representative)
     else:
         report = [f"{representative.outcome.upper()} {representative.node_id}: {representative.message or ''}"]
+    since = f"; {group.since.words()}" if group.since is not None else ""
     if group.count == 1:
-        return [f"[{group.id}] {report[0]}", *report[1:]]
-    lines = [f"[{group.id}] {group.title}", f"  members: {', '.join(group.members)}"]
+        return [f"[{group.id}] {report[0]}{since}", *report[1:]]
+    culprit = f"; likely cause {group.culprit.where}" if group.culprit is not None and not group.symptoms else ""
+    lines = [f"[{group.id}] {group.title}{culprit}{since}", f"  members: {', '.join(group.members)}"]
+    if group.symptoms:
+        lines.append(f"  symptoms ({len(group.symptoms)}):")
+        lines += [f"    {_symptom(symptom)}" for symptom in group.symptoms[:_SYMPTOMS]]
+        if len(group.symptoms) > _SYMPTOMS:
+            lines.append(f"    [... {len(group.symptoms) - _SYMPTOMS} more in structuredContent ...]")
     return lines + [f"  {line}" for line in report]
+
+
+def _symptom(symptom: Symptom) -> str:
+    message = symptom.message or ""
+    if symptom.exception and not message.startswith(symptom.exception):
+        message = f"{symptom.exception}: {message}" if message else symptom.exception
+    return f"{symptom.count} at {symptom.crash or '?'}: {_short(message or 'no message')}"
+
+
+def _render_culprits(result: RunResult) -> list[str]:
+    """The likely causes first: each culprit with its evidence; or why none is named, in one line."""
+    lines = []
+    for index, culprit in enumerate(result.culprits):
+        head = "likely cause" if index == 0 else "also likely"
+        lines.append(f"{head}: {culprit.where}: {culprit.evidence()}")
+    note = result.localization
+    if note is not None and note.reason:
+        lines.append(f"culprits: {note.reason}" if result.culprits else f"no culprit named: {note.reason}")
+    return lines
 
 
 def _render_reasons(result: RunResult) -> list[str]:
@@ -119,6 +148,9 @@ def render_run(result: RunResult) -> str:
     lines = [_headline(result)]
     if result.affected is not None:
         lines.append(result.affected.line())
+    lines += _render_culprits(result)
+    if result.members:
+        lines += result.members
     for group in result.groups:
         lines.append("")
         lines += _render_group(group)
@@ -183,10 +215,15 @@ def render_stopped(stopped: StoppedProcesses) -> str:
 def _page_line(result: RunResult) -> str:
     page = result.page
     assert page is not None
-    shown = f"reports {page.offset + 1}-{page.offset + len(result.tests)} of {page.total}" if result.tests else "none"
+    listed, what = (result.members, "member ids") if page.group is not None else (result.tests, "reports")
+    shown = f"{what} {page.offset + 1}-{page.offset + len(listed)} of {page.total}" if listed else "none"
     if page.next_offset is None:
-        return f"[page: {shown}; the last page]"
-    return f'[page: {shown}; next: get_test_run with {{"run_id": "{result.run_id}", "offset": {page.next_offset}}}]'
+        ending = "the last page" + ("; full reports: get_test_run with node_ids" if page.group is not None else "")
+        return f"[page: {shown}; {ending}]"
+    group = f'"group": "{page.group}", ' if page.group is not None else ""
+    return (
+        f'[page: {shown}; next: get_test_run with {{"run_id": "{result.run_id}", {group}"offset": {page.next_offset}}}]'
+    )
 
 
 def noted(answer: CallToolResult, note: str) -> CallToolResult:

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -23,9 +24,11 @@ from pytest_mcp.adapters.pytest_subprocess.process import (
     run_in_process_group,
 )
 from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressFollower, read_coverage, read_report
+from pytest_mcp.adapters.pytest_subprocess.spectrum import read_spectrum, with_digests
 from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory, taking_turns
+from pytest_mcp.domain.localization import Spectrum
 from pytest_mcp.domain.models import CoverageReport
-from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
+from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
@@ -36,6 +39,7 @@ PLUGIN_FILES = (
     "_pytest_mcp_warden.py",
     *(f"{name}.py" for name in protocol.OWN_PLUGINS),
     f"{protocol.TESTMON_PLUGIN}.py",
+    f"{protocol.SPECTRUM_PLUGIN}.py",
 )
 """Copied from the package into each run's private directory, where the bootstrap loads them."""
 DUMP_SIGNAL = getattr(signal, protocol.DUMP_SIGNAL)
@@ -67,6 +71,7 @@ class _Run:
     coverage: CoverageReport | None
     refused: Termination | None = None  # nothing was started: the OS would refuse the command
     stopped: tuple[str, ...] = ()  # processes the run left behind, which its warden stopped
+    spectrum: Spectrum | None = None  # a second pass's (ADR 0020)
 
 
 class SubprocessPytestRunner(TestRunner):
@@ -159,6 +164,44 @@ class SubprocessPytestRunner(TestRunner):
             stderr=run.outcome.stderr,
         )
 
+    async def localize(self, spec: LocalizeSpec) -> Spectrum | str:
+        """The failing tests again, then the rest of their modules, each recorded (ADR 0020).
+
+        pytest's cache goes to the pass's private directory, so that `--lf` still reads the run's
+        failures; `--maxfail=0` undoes a project's `-x`; pytest-randomly keeps its hands off the order.
+        """
+        started = time.monotonic()
+        deadline = time.time() + spec.seconds
+        options = [
+            *run_options(spec.run.model_copy(update=_PLAIN_PASS)),
+            "--maxfail=0",
+            "-p",
+            "no:randomly",
+            "-o",
+            f"cache_dir={_WORKDIR}/cache",
+        ]
+        private = [
+            "-p",
+            protocol.SPECTRUM_PLUGIN,
+            f"{protocol.OPTION_SPECTRUM}={_WORKDIR}/spectrum.jsonl",
+            f"{protocol.OPTION_SPECTRUM_FIRST}={_WORKDIR}/first.txt",
+            f"{protocol.OPTION_SPECTRUM_DEADLINE}={deadline:.3f}",
+        ]
+        # A moment past the deadline for the test under way to end and the session to close; then it is killed.
+        grace = min(2.0, spec.seconds / 2)
+        run = await self._pytest(
+            options,
+            spec.modules,
+            spec.seconds + grace,
+            mode="run",
+            private_options=private,
+            first=spec.failing,
+        )
+        if run.refused is not None or run.spectrum is None or not run.spectrum.tests:
+            return _why_nothing(run, spec.seconds)
+        spectrum = await with_digests(run.spectrum, self._root)
+        return spectrum.model_copy(update={"seconds": time.monotonic() - started})
+
     async def _pytest(
         self,
         options: list[str],
@@ -169,12 +212,17 @@ class SubprocessPytestRunner(TestRunner):
         private_options: Sequence[str] = (),
         required: Sequence[str] = (),
         progress: ProgressSink | None = None,
+        first: Sequence[str] | None = None,
     ) -> _Run:
         python = str((await self._interpreter.choice()).path)
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
         try:
             for name, source in self._plugin_files.items():
                 (workdir / name).write_bytes(source)
+            if first is not None:
+                (workdir / "first.txt").write_text("".join(f"{node_id}\n" for node_id in first), encoding="utf-8")
+            options = [option.replace(_WORKDIR, str(workdir)) for option in options]
+            private_options = [option.replace(_WORKDIR, str(workdir)) for option in private_options]
             report_path = workdir / "report.jsonl"
             coverage_path = workdir / "coverage.json"
             private = [
@@ -220,7 +268,8 @@ class SubprocessPytestRunner(TestRunner):
                 await follower.poll()
             coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
             parsed = read_report(report_path, self._max_report_bytes)
-            return _Run(command, outcome, parsed, coverage, stopped=read_warden(workdir).stopped)
+            spectrum = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if first is not None else None
+            return _Run(command, outcome, parsed, coverage, stopped=read_warden(workdir).stopped, spectrum=spectrum)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -245,6 +294,32 @@ class SubprocessPytestRunner(TestRunner):
                 "install pytest into that environment or point --python at one that has it",
             )
         return Termination(kind="exited", exit_code=outcome.returncode)
+
+
+_WORKDIR = "<pytest-mcp-workdir>"
+"""Stands for a run's private directory in options made before it exists; the runner replaces it."""
+_PLAIN_PASS = {
+    "node_ids": (),
+    "maxfail": None,
+    "last_failed": False,
+    "failed_first": False,
+    "workers": None,
+    "coverage": False,
+    "affected": False,
+    "include_passed": False,
+}
+"""A second pass keeps the run's markers, keywords and verbosity, and none of its other choices."""
+
+
+def _why_nothing(run: _Run, seconds: float) -> str:
+    """Why a second pass recorded no test, in a few words."""
+    if run.refused is not None:
+        return f"the second pass could not start ({run.refused.detail})"
+    if run.outcome.timed_out or (run.spectrum is not None and run.spectrum.stopped == "deadline"):
+        return f"the second pass's {seconds:.1f}s were spent before a test was repeated"
+    if run.outcome.returncode not in (0, 1, 2):
+        return f"the second pass ended with exit code {run.outcome.returncode} before a test was repeated"
+    return "the second pass repeated no test"
 
 
 def _reproducible(command: tuple[str, ...], reproduce: tuple[str, ...]) -> tuple[str, ...]:

@@ -25,6 +25,18 @@ OPTION_TESTMON_DATA = "--pytest-mcp-testmon-data"
 """An affected run: pytest-testmon's data file, unless the project keeps its own (_pytest_mcp_testmon)."""
 TESTMON_PLUGIN = "_pytest_mcp_testmon"
 """The module, beside the reporter, that an affected run loads with `-p`."""
+SPECTRUM_PLUGIN = "_pytest_mcp_spectrum"
+"""The module, beside the reporter, that a localization's second pass loads with `-p` (ADR 0020)."""
+OPTION_SPECTRUM = "--pytest-mcp-spectrum"
+"""A second pass: the JSON-lines file its spectrum is written to."""
+OPTION_SPECTRUM_FIRST = "--pytest-mcp-spectrum-first"
+"""A file of node ids, one a line: the tests to run first (the failing ones)."""
+OPTION_SPECTRUM_DEADLINE = "--pytest-mcp-spectrum-deadline"
+"""Seconds since the epoch after which no further test starts."""
+SPECTRUM_FUNCTION = "fn"  # id, file, name, first, last: a project function, the first time it runs
+SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids]
+SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests
+SPECTRUM_END = "end"  # ran, stopped (null, or why it stopped early), recorder
 AFFECTED = "affected"
 """The summary's member for an affected run: not_run, first_run, everything_changed."""
 

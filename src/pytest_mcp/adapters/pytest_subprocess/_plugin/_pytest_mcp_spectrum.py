@@ -1,0 +1,244 @@
+"""pytest-mcp's second pass, loaded into the target pytest with `-p _pytest_mcp_spectrum` (ADR 0020).
+
+Started only after a run with failures. It runs the failing tests again first, then the other
+tests of their modules, and records for each test which of the project's functions it entered:
+the spectrum the server ranks culprits from. It stops between two tests once its deadline has
+passed, and writes as it goes, so whatever it recorded before a stop is kept.
+
+Function entries come from the interpreter itself: `sys.monitoring`'s PY_START event on Python
+3.12 and later (each function's event is turned off once seen, and turned on again at the next
+test, so a test costs one event per distinct function it runs), `sys.setprofile` before that
+(every call, in every thread started with `threading`). Nothing is installed in the project.
+
+Events, one JSON object a line: a function the first time it is seen (`fn`: id, file relative
+to the root, qualified name, first and last line); a finished test (`test`: node id, outcome,
+the ids of the functions it ran); the modules that hold tests (`modules`, once collected); and
+last, `end`: how many tests ran and why it stopped early, if it did.
+
+PYTEST_DONT_REWRITE. Standard library only; Python 3.9 and later.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+import _pytest_mcp_protocol as protocol
+import pytest
+
+_OUTSIDE = ("site-packages", "dist-packages")
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("pytest-mcp", "pytest-mcp reporter (internal)")
+    group.addoption(protocol.OPTION_SPECTRUM, default=None, help="(internal)")
+    group.addoption(protocol.OPTION_SPECTRUM_FIRST, default=None, help="(internal)")
+    group.addoption(protocol.OPTION_SPECTRUM_DEADLINE, type=float, default=None, help="(internal)")
+
+
+def _last_line(code):
+    """The last line a code object has, for its function's line range."""
+    lines = []
+    if hasattr(code, "co_lines"):  # 3.10 and later
+        lines = [line for _start, _end, line in code.co_lines() if line is not None]
+    else:  # pragma: no cover - Python 3.9
+        import dis
+
+        lines = [line for _offset, line in dis.findlinestarts(code)]
+    return max(lines) if lines else code.co_firstlineno
+
+
+class _Functions:
+    """The project's functions by code object: which to record, and their ids."""
+
+    def __init__(self, root, write):
+        self.root = os.path.realpath(root) + os.sep
+        self.write = write
+        self.ids = {}  # code -> id, or None for code that is not the project's
+        self.count = 0
+        self.files = {}  # co_filename -> the path relative to the root, or None
+
+    def _relative(self, filename):
+        if filename not in self.files:
+            relative = None
+            if not filename.startswith("<"):
+                real = os.path.realpath(filename)
+                if real.startswith(self.root) and not any(part in real for part in _OUTSIDE):
+                    relative = real[len(self.root) :].replace(os.sep, "/")
+            self.files[filename] = relative
+        return self.files[filename]
+
+    def id_of(self, code):
+        """The function's id, the first time a code object is asked about; None when not the project's."""
+        if code in self.ids:
+            return self.ids[code]
+        relative = self._relative(code.co_filename)
+        name = getattr(code, "co_qualname", code.co_name)
+        # Module bodies run once, at import; lambdas and comprehensions belong to their function.
+        if relative is None or name.startswith("<") or name.endswith(">"):
+            self.ids[code] = None
+            return None
+        found = self.ids[code] = self.count
+        self.count += 1
+        self.write(
+            protocol.SPECTRUM_FUNCTION,
+            id=found,
+            file=relative,
+            name=name,
+            first=code.co_firstlineno,
+            last=_last_line(code),
+        )
+        return found
+
+
+class _MonitoringRecorder:
+    """Python 3.12 and later: one PY_START event per function per test, turned off once seen."""
+
+    name = "sys.monitoring"
+
+    def __init__(self, functions):
+        self.functions = functions
+        self.seen = set()
+        monitoring = sys.monitoring
+        for tool in (3, 4, 5, 2):  # free ids first; 0 and 1 are the debugger's and coverage's
+            if monitoring.get_tool(tool) is None:
+                monitoring.use_tool_id(tool, "pytest-mcp")
+                self.tool = tool
+                break
+        else:  # pragma: no cover - every id taken
+            raise RuntimeError("no free sys.monitoring tool id")
+        monitoring.register_callback(self.tool, monitoring.events.PY_START, self._entered)
+
+    def _entered(self, code, offset):
+        found = self.functions.id_of(code)
+        if found is not None:
+            self.seen.add(found)
+        return sys.monitoring.DISABLE
+
+    def start(self):
+        self.seen = set()
+        sys.monitoring.restart_events()
+        sys.monitoring.set_events(self.tool, sys.monitoring.events.PY_START)
+
+    def stop(self):
+        sys.monitoring.set_events(self.tool, 0)
+        return self.seen
+
+
+class _ProfileRecorder:
+    """Before Python 3.12: the profile hook's call events, in this thread and threads started after."""
+
+    name = "sys.setprofile"
+
+    def __init__(self, functions):
+        self.functions = functions
+        self.seen = set()
+        self.codes = set()
+
+    def _profile(self, frame, event, arg):
+        if event == "call":
+            self.codes.add(frame.f_code)
+
+    def start(self):
+        self.codes = set()
+        threading.setprofile(self._profile)
+        sys.setprofile(self._profile)
+
+    def stop(self):
+        sys.setprofile(None)
+        threading.setprofile(None)
+        found = (self.functions.id_of(code) for code in self.codes)
+        return {function for function in found if function is not None}
+
+
+def recorder_name():
+    """Which recorder this interpreter uses: what check_environment reports."""
+    return "sys.monitoring" if hasattr(sys, "monitoring") else "sys.setprofile"
+
+
+class Spectrum:
+    def __init__(self, config, path):
+        self.config = config
+        self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
+        self.deadline = config.getoption(protocol.OPTION_SPECTRUM_DEADLINE)
+        first = config.getoption(protocol.OPTION_SPECTRUM_FIRST)
+        self.first = []
+        if first:
+            with open(first, encoding="utf-8") as handle:
+                self.first = [line.rstrip("\n") for line in handle if line.strip()]
+        functions = _Functions(str(config.rootpath), self.emit)
+        monitored = hasattr(sys, "monitoring")
+        self.recorder = _MonitoringRecorder(functions) if monitored else _ProfileRecorder(functions)
+        self.outcome = None
+        self.ran = 0
+        self.stopped = None
+
+    def emit(self, kind, **fields):
+        fields[protocol.EVENT] = kind
+        self.file.write(json.dumps(fields) + "\n")
+
+    def close(self):
+        self.emit(protocol.SPECTRUM_END, ran=self.ran, stopped=self.stopped, recorder=self.recorder.name)
+        self.file.close()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        """The failing tests first, in the order given; then the rest of their modules' tests."""
+        wanted = {node_id: index for index, node_id in enumerate(self.first)}
+        last = len(wanted)
+        items.sort(key=lambda item: wanted.get(item.nodeid, last))
+        self.emit(protocol.SPECTRUM_MODULES, modules=sorted({item.nodeid.split("::", 1)[0] for item in items}))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.outcome = "passed"
+        self.recorder.start()
+        try:
+            yield
+        finally:
+            functions = self.recorder.stop()
+        self.ran += 1
+        self.emit(protocol.SPECTRUM_TEST, node_id=item.nodeid, outcome=self.outcome, functions=sorted(functions))
+        if self.deadline is not None and time.time() > self.deadline and nextitem is not None:
+            self.stopped = "deadline"
+            item.session.shouldstop = "pytest-mcp: the localization's time is spent"
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            self.outcome = "failed"
+        elif report.skipped and self.outcome == "passed":
+            self.outcome = "skipped"  # a skip or an xfail says nothing of the code
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    # Before pytest-cov's own hook: a project's `--cov` must not measure this pass, nor write its
+    # partial data and reports over the run's (the wrapper runs ahead of every plain hook).
+    options = early_config.known_args_namespace
+    if getattr(options, _dest(protocol.OPTION_SPECTRUM), None) and hasattr(options, "cov_source"):
+        options.cov_source = None
+        options.no_cov = True
+    yield
+
+
+def _dest(option):
+    return option.lstrip("-").replace("-", "_")
+
+
+def pytest_configure(config):
+    path = config.getoption(protocol.OPTION_SPECTRUM)
+    if not path or hasattr(config, "workerinput"):
+        return
+    if hasattr(config.option, "dist"):
+        # Before pytest-xdist's own (trylast) configure: a project's `-n` must not send the tests
+        # to workers, where nothing records them.
+        config.option.dist = "no"
+        config.option.tx = []
+    config.pluginmanager.register(Spectrum(config, path), "pytest-mcp-spectrum")
+
+
+def pytest_unconfigure(config):
+    spectrum = config.pluginmanager.get_plugin("pytest-mcp-spectrum")
+    if spectrum is not None:
+        spectrum.close()

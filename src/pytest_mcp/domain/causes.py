@@ -1,0 +1,126 @@
+"""Failures by cause: a second pass names the likely faulty functions, and the history says what is new (ADR 0020).
+
+The execute_tests use case asks this once a run with failures has ended. It never raises for a
+pass that could not run: the answer then says why in one line, and the signature groups stand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_mcp.domain.groups import failure_groups, signature_of, symptom_groups
+from pytest_mcp.domain.history import History, since, updated
+from pytest_mcp.domain.localization import MAX_CULPRITS, Localization, Spectrum, Verdict
+from pytest_mcp.domain.models import Culprit, FailureGroup, LocalizationNote, ReportedTest, Since
+from pytest_mcp.domain.requests import RequestPolicy
+from pytest_mcp.domain.runs import LocalizeSpec, RunSpec
+from pytest_mcp.ports.history import RunHistory
+from pytest_mcp.ports.test_runner import TestRunner
+
+
+@dataclass(frozen=True)
+class Causes:
+    """What a run's failures come from: its groups (by cause where the evidence is strong), the culprits
+    (best first), how they were found, and the same groups with every member listed (for paging)."""
+
+    groups: tuple[FailureGroup, ...]
+    culprits: tuple[Culprit, ...]
+    note: LocalizationNote | None
+    full_groups: tuple[FailureGroup, ...]
+
+
+def unambiguous(verdict: Verdict) -> bool:
+    """A strong verdict whose top culprit is ahead on change or score: it may merge symptoms into one cause.
+
+    A top decided only by how many other failures share it could join two bugs into one: precision
+    comes first, so such a symptom keeps its own group (it still names its culprit)."""
+    if not verdict.strong:
+        return False
+    if len(verdict.ranked) < 2:
+        return True
+    top, second = verdict.ranked[0], verdict.ranked[1]
+    return top.changed != second.changed or top.score - second.score > 1e-9
+
+
+class NameCauses:
+    """Runs the second pass after a run with failures, and reads it with the project's history."""
+
+    def __init__(self, runner: TestRunner, policy: RequestPolicy) -> None:
+        self._runner = runner
+        self._policy = policy
+
+    async def __call__(
+        self, spec: RunSpec, duration: float, reports: Sequence[ReportedTest], history: RunHistory | None
+    ) -> Causes:
+        symptoms = symptom_groups(reports)
+        failing = [node_id for members in symptoms.values() for node_id in members]
+        previous = await history.recall() if history is not None else History()
+        spectrum: Spectrum | str = "no test failed"
+        seconds = min(self._policy.localize * duration, self._policy.localize_max_seconds)
+        if failing and self._policy.localize > 0 and seconds <= 0:
+            spectrum = f"the run took {duration:.1f}s, which leaves a second pass no time"
+        elif failing and self._policy.localize > 0:
+            modules = tuple(dict.fromkeys(node_id.split("::", 1)[0] for node_id in failing))
+            spectrum = await self._runner.localize(
+                LocalizeSpec(run=spec, failing=tuple(dict.fromkeys(failing)), modules=modules, seconds=seconds)
+            )
+        elif failing:
+            spectrum = "localization is off (--localize 0)"
+        localization = Localization(spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests)
+        verdicts = localization.verdicts(symptoms)
+        causes = {
+            group_id: localization.culprit(verdict.ranked[0])
+            for group_id, verdict in verdicts.items()
+            if unambiguous(verdict)
+        }
+        flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
+        flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
+        signatures = {test.node_id: signature_of(test).id for test in reports if test.outcome in ("failed", "error")}
+
+        def labelled(members: Sequence[ReportedTest]) -> Since:
+            return since(members, signatures, previous, flaky_now)
+
+        groups = failure_groups(reports, causes, labelled)
+        full = failure_groups(reports, causes, labelled, compress=False)
+        culprits = _culprits(groups, verdicts, localization)
+        if history is not None:
+            await history.remember(updated(previous, spec, signatures, flaky_now, localization.digests()))
+        return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), bool(failing)), full)
+
+
+def _culprits(
+    groups: tuple[FailureGroup, ...], verdicts: dict[str, Verdict], localization: Localization
+) -> tuple[Culprit, ...]:
+    """The top culprits of the groups that have one, the most failures first; then the strong but tied."""
+    found: dict[str, Culprit] = {}
+    for group in groups:
+        if group.culprit is not None:
+            found.setdefault(group.culprit.where, group.culprit)
+    for verdict in sorted(verdicts.values(), key=lambda v: -v.repeated):
+        if verdict.strong and not unambiguous(verdict):
+            culprit = localization.culprit(verdict.ranked[0])
+            found.setdefault(culprit.where, culprit)
+    return tuple(found.values())[:MAX_CULPRITS]
+
+
+def _note(
+    spectrum: Spectrum | str, verdicts: dict[str, Verdict], grouped: bool, failed: bool
+) -> LocalizationNote | None:
+    if not failed:
+        return None
+    if isinstance(spectrum, str):
+        return LocalizationNote(recorder="", repeated=0, seconds=0.0, reason=spectrum)
+    reasons = []
+    if spectrum.stopped:
+        reasons.append("the second pass stopped at its time limit, before every test of the failing modules ran")
+    if not grouped and not any(verdict.strong for verdict in verdicts.values()):
+        repeated = sum(verdict.repeated for verdict in verdicts.values())
+        reasons.append(
+            "no function stands out: the failures were not repeated"
+            if not repeated
+            else "no function stands out in what the failing and passing tests ran"
+        )
+    return LocalizationNote(
+        recorder=spectrum.recorder, repeated=len(spectrum.tests), seconds=spectrum.seconds, reason="; ".join(reasons)
+    )
