@@ -44,7 +44,8 @@ def test_no_option_name_or_event_is_spelled_out_anywhere_but_the_protocol() -> N
     )
     sources = {name: PLUGIN.joinpath(name).read_text() for name in plugin_files}
     server = resources.files("pytest_mcp.adapters.pytest_subprocess")
-    sources |= {name: server.joinpath(name).read_text() for name in ("runner.py", "report.py", "testmon_data.py", "spectrum.py")}
+    readers = ("runner.py", "report.py", "testmon_data.py", "spectrum.py")
+    sources |= {name: server.joinpath(name).read_text() for name in readers}
 
     for name, text in sources.items():
         assert not re.search(r"[\"']--pytest-mcp-", text), f"{name} spells out an option"
