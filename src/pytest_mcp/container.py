@@ -19,6 +19,8 @@ from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedProbe, ConcurrencyLimitedRunner, RunSlots
     from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
     from pytest_mcp.adapters.fake.recording import DomainResults, Result, RunRecorder
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from pytest_mcp.domain.execute_tests import ExecuteTests
     from pytest_mcp.ports.environment_presenter import EnvironmentPresenter
     from pytest_mcp.ports.environment_probe import EnvironmentProbe
+    from pytest_mcp.ports.history import RunHistory
     from pytest_mcp.ports.presenter import ResultPresenter
     from pytest_mcp.ports.run_store import RunStore
     from pytest_mcp.ports.test_runner import TestRunner
@@ -152,6 +155,13 @@ def _redis_run_store(url: str, prefix: str) -> RunStore:
 
 def _detached_runs(ttl: float, max_concurrent_runs: int, stateless: bool, store: RunStore) -> DetachedRuns:
     return DetachedRuns(ttl=ttl, max_kept=max_concurrent_runs * 4, stateless=stateless, store=store)
+
+
+def _histories(store: RunStore, root: Path) -> Callable[[str], RunHistory]:
+    """Each owner's history of this project, in the run store (ADR 0020)."""
+    from pytest_mcp.adapters.mcp.history import StoredHistory
+
+    return lambda owner: StoredHistory(store, owner, root)
 
 
 def _report_view() -> ReportView:
@@ -285,7 +295,11 @@ class Container(containers.DeclarativeContainer):
         store=run_store,
     )
     tools = providers.List(
-        providers.Singleton(ExecuteTestsTool, use_case=execute_tests.provider),
+        providers.Singleton(
+            ExecuteTestsTool,
+            use_case=execute_tests.provider,
+            history=providers.Callable(_histories, store=run_store, root=config.root),
+        ),
         providers.Singleton(GetTestRunTool, runs=detached_runs, policy=policy, execute_tests=execute_tests.provider),
         providers.Singleton(DiscoverTestsTool, use_case=discover_tests.provider),
         providers.Singleton(CheckEnvironmentTool, use_case=check_environment.provider),

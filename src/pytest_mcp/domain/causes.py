@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pytest_mcp.domain.groups import failure_groups, signature_of, symptom_groups
 from pytest_mcp.domain.history import History, since, updated
-from pytest_mcp.domain.localization import MAX_CULPRITS, Localization, Spectrum, Verdict
+from pytest_mcp.domain.localization import MAX_CULPRITS, Localization, Spectrum, Verdict, is_test_code
 from pytest_mcp.domain.models import Culprit, FailureGroup, LocalizationNote, ReportedTest, Since
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.domain.runs import LocalizeSpec, RunSpec
@@ -77,12 +77,20 @@ class NameCauses:
         flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
         flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
         signatures = {test.node_id: signature_of(test).id for test in reports if test.outcome in ("failed", "error")}
+        crashes = {
+            signature.id: signature.crash.rsplit(":", 1)[0] if signature.crash else None
+            for signature in map(signature_of, reports)
+        }
 
         def labelled(members: Sequence[ReportedTest]) -> Since:
             return since(members, signatures, previous, flaky_now)
 
-        groups = failure_groups(reports, causes, labelled)
-        full = failure_groups(reports, causes, labelled, compress=False)
+        # A wrong value surfaces at every assertion that uses it: those symptoms may be one cause. A
+        # helper that raises is named by its crash site already, and stays a group of its own.
+        tests = localization.spectrum.test_modules
+        merge = {group_id for group_id, crash in crashes.items() if crash is None or is_test_code(crash, tests)}
+        groups = failure_groups(reports, causes, labelled, merge=merge)
+        full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
         culprits = _culprits(groups, verdicts, localization)
         if history is not None:
             await history.remember(updated(previous, spec, signatures, flaky_now, localization.digests()))

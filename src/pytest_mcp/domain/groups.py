@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_mcp.domain.models import (
@@ -153,22 +153,23 @@ def failure_groups(
     causes: Mapping[str, Culprit] | None = None,
     since: Callable[[Sequence[ReportedTest]], Since | None] | None = None,
     *,
+    merge: Collection[str] = (),
     compress: bool = True,
 ) -> tuple[FailureGroup, ...]:
     """Failures, errors and xpasses grouped by signature, largest first (ties: first seen first).
 
-    With `causes` (a culprit for each signature group whose evidence is strong, by the group's id),
-    the groups that share a culprit are one cause: one entry, the largest group's report as its
-    evidence, and each signature a symptom (ADR 0020). Every such report is in exactly one group;
-    the representative is the group's first report. `since` labels a group's reports (new,
-    preexisting, flaky); `compress=False` lists every member (what a kept run pages through).
+    `causes` names a culprit for each signature group whose evidence is strong, by the group's id.
+    The groups among `merge` that share a culprit are one cause: one entry, the largest group's
+    report as its evidence, and each signature a symptom (ADR 0020). Every such report is in exactly
+    one group; the representative is the group's first report. `since` labels a group's reports
+    (new, preexisting, flaky); `compress=False` lists every member (what a kept run pages through).
     """
     causes = causes or {}
     merged: dict[str, list[tuple[str, Signature, list[ReportedTest]]]] = {}
     order: list[str] = []
     for group_id, signature, members in _grouped(reports):
         culprit = causes.get(group_id)
-        key = f"cause\x1f{culprit.file}\x1f{culprit.function}" if culprit is not None else group_id
+        key = f"cause\x1f{culprit.file}\x1f{culprit.function}" if culprit and group_id in merge else group_id
         if key not in merged:
             merged[key] = []
             order.append(key)

@@ -48,7 +48,7 @@ class CodeFunction(_Value):
         return f"{self.first}-{self.last}" if self.last > self.first else str(self.first)
 
 
-class TestTrace(_Value):
+class Trace(_Value):
     """One repeated test: how it ended this time, and the functions it entered (indexes into `functions`)."""
 
     node_id: str
@@ -60,7 +60,7 @@ class Spectrum(_Value):
     """What a second pass recorded."""
 
     functions: tuple[CodeFunction, ...] = ()
-    tests: tuple[TestTrace, ...] = ()
+    tests: tuple[Trace, ...] = ()
     test_modules: tuple[str, ...] = Field((), description="Files that hold tests: test code, never blamed.")
     recorder: str = ""
     stopped: str | None = Field(None, description="Why the pass stopped before every test ran, if it did.")
@@ -127,7 +127,7 @@ class Localization:
         passing = [
             trace for trace in self.spectrum.tests if trace.outcome == "passed" and trace.node_id not in failing_ids
         ]
-        again: dict[str, list[TestTrace]] = {}
+        again: dict[str, list[Trace]] = {}
         flaky: dict[str, list[str]] = {}
         for group_id, members in groups.items():
             traces = [self._traces[node_id] for node_id in dict.fromkeys(members) if node_id in self._traces]
@@ -149,7 +149,7 @@ class Localization:
         return verdicts
 
     def _ranked(
-        self, failing: list[TestTrace], passed_by: Mapping[int, int], passing_total: int, ran_by: Mapping[int, int]
+        self, failing: list[Trace], passed_by: Mapping[int, int], passing_total: int, ran_by: Mapping[int, int]
     ) -> tuple[Ranked, ...]:
         if not failing:
             return ()

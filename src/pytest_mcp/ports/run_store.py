@@ -7,6 +7,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from pytest_mcp.domain.history import History
     from pytest_mcp.domain.models import RunResult
     from pytest_mcp.domain.stored_runs import StoredRun
 
@@ -48,4 +49,13 @@ class RunStore(Protocol):
 
     async def cancel(self, run_id: str, instance: str) -> None:
         """Ask `instance` (the one executing the run) to cancel it."""
+        ...
+
+    async def history(self, key: str) -> History | None:
+        """A project's history for one owner (ADR 0020), by a key that is already a digest; None when
+        there is none, or it cannot be read as one."""
+        ...
+
+    async def keep_history(self, key: str, history: History, ttl: float) -> None:
+        """Replace it; it is forgotten `ttl` seconds after its last keep."""
         ...

@@ -25,6 +25,7 @@ from pytest_mcp.domain.requests import (
     GetTestRunRequest,
     RequestPolicy,
 )
+from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.progress import ProgressSink
 
 if TYPE_CHECKING:
@@ -85,8 +86,13 @@ class ExecuteTestsTool(Detachable):
     request_type: ClassVar[type[ToolRequest]] = ExecuteTestsRequest
     viewed: ClassVar[bool] = True
 
-    def __init__(self, use_case: Callable[[], ExecuteTests[CallToolResult]]) -> None:
+    def __init__(
+        self,
+        use_case: Callable[[], ExecuteTests[CallToolResult]],
+        history: Callable[[Owner], RunHistory] | None = None,
+    ) -> None:
         self._use_case = use_case
+        self._history = history
 
     @staticmethod
     def answer_type() -> type[BaseModel]:
@@ -95,7 +101,8 @@ class ExecuteTestsTool(Detachable):
         return RunResult
 
     async def handle(self, request: ExecuteTestsRequest, call: ToolCall) -> CallToolResult:
-        return await self._use_case().execute(request, call.progress, call.watch)
+        history = self._history(call.owner) if self._history is not None else None
+        return await self._use_case().execute(request, call.progress, call.watch, history)
 
     def running(
         self,

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.structlog_logging import routed_logger
-from pytest_mcp.domain.localization import CodeFunction, Spectrum, TestTrace, is_test_code
+from pytest_mcp.domain.localization import CodeFunction, Spectrum, Trace, is_test_code
 
 _log = routed_logger("pytest_mcp.runner")
 MAX_FILES = 200
@@ -32,7 +32,7 @@ GIT_SECONDS = 10.0
 def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
     """The events of a pass, up to `max_bytes` (a pass stopped mid-line loses that line only)."""
     functions: dict[int, CodeFunction] = {}
-    tests: list[TestTrace] = []
+    tests: list[Trace] = []
     modules: tuple[str, ...] = ()
     end: dict[str, Any] = {}
     consumed = 0
@@ -55,7 +55,7 @@ def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
                     index = int(event.pop("id"))
                     functions[index] = CodeFunction.model_validate(event)
                 elif kind == protocol.SPECTRUM_TEST:
-                    tests.append(TestTrace.model_validate(event))
+                    tests.append(Trace.model_validate(event))
                 elif kind == protocol.SPECTRUM_MODULES:
                     modules = tuple(str(module) for module in event["modules"])
                 elif kind == protocol.SPECTRUM_END:

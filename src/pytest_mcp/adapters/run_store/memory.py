@@ -10,8 +10,13 @@ from typing import TYPE_CHECKING
 from pytest_mcp.ports.run_store import RunStore, RunStoreUnavailable
 
 if TYPE_CHECKING:  # the default store is built on every start-up, which imports no result model
+    from pytest_mcp.domain.history import History
     from pytest_mcp.domain.models import RunResult
     from pytest_mcp.domain.stored_runs import StoredRun
+
+
+MAX_HISTORIES = 256
+"""Projects' histories (one per owner and project) this process keeps at most."""
 
 
 class InMemoryRunStore(RunStore):
@@ -30,6 +35,7 @@ class InMemoryRunStore(RunStore):
         self._clock = clock
         self._runs: dict[str, tuple[StoredRun, RunResult | None, float]] = {}
         self._listeners: dict[str, Callable[[str], None]] = {}
+        self._histories: dict[str, tuple[History, float]] = {}
         self.reachable = True
         """False: every call raises RunStoreUnavailable, as a Redis outage does."""
 
@@ -70,6 +76,21 @@ class InMemoryRunStore(RunStore):
         listener = self._listeners.get(instance)
         if listener is not None:
             listener(run_id)
+
+    async def history(self, key: str) -> History | None:
+        self._check()
+        entry = self._histories.get(key)
+        if entry is None or entry[1] <= self._clock():
+            self._histories.pop(key, None)
+            return None
+        return entry[0]
+
+    async def keep_history(self, key: str, history: History, ttl: float) -> None:
+        self._check()
+        self._histories.pop(key, None)
+        self._histories[key] = (history, self._clock() + ttl)
+        while len(self._histories) > MAX_HISTORIES:  # the least recently kept go first
+            del self._histories[next(iter(self._histories))]
 
     def _live(self, run_id: str) -> tuple[StoredRun, RunResult | None, float] | None:
         entry = self._runs.get(run_id)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from pytest_mcp.adapters.structlog_logging import routed_logger
+from pytest_mcp.domain.history import History
 from pytest_mcp.domain.models import RunResult
 from pytest_mcp.domain.stored_runs import StoredRun
 from pytest_mcp.domain.text import MASK, masked_url, url_secrets
@@ -118,6 +119,20 @@ class RedisRunStore(RunStore):
 
     async def cancel(self, run_id: str, instance: str) -> None:
         await self._guarded(self._connected().publish(self._key("cancel", instance), run_id))
+
+    async def history(self, key: str) -> History | None:
+        raw = await self._guarded(self._connected().get(self._key("history", key)))
+        if raw is None:
+            return None
+        try:
+            return History.model_validate_json(raw)
+        except ValueError:  # a record from another version, or not ours: no history rather than an error
+            _log.warning("history_unreadable", store=self.where)
+            return None
+
+    async def keep_history(self, key: str, history: History, ttl: float) -> None:
+        data = history.model_dump_json()
+        await self._guarded(self._connected().set(self._key("history", key), data, px=max(1, int(ttl * 1000))))
 
     async def _heartbeats(self, client: Redis, instance: str) -> None:
         """Beat every HEARTBEAT_EVERY seconds; an outage is logged once, and so is the return."""

@@ -1,0 +1,197 @@
+"""The spectrum read against the symptoms (ADR 0020): culprits ranked, test code never blamed, weak evidence said."""
+
+from __future__ import annotations
+
+from pytest_mcp.domain.causes import unambiguous
+from pytest_mcp.domain.history import History, since, updated
+from pytest_mcp.domain.localization import CodeFunction, Localization, Spectrum, Trace, is_test_code
+from pytest_mcp.domain.models import ReportedTest
+from pytest_mcp.domain.runs import RunSpec
+
+FUNCTIONS = (
+    CodeFunction(file="shop/price.py", name="gross_price", first=1, last=2, digest="a", head="a", at_head=True),
+    CodeFunction(file="shop/price.py", name="label", first=13, last=14, digest="b", head="b", at_head=True),
+    CodeFunction(file="shop/price.py", name="net_price", first=5, last=6, digest="c", head="c", at_head=True),
+    CodeFunction(file="tests/helpers.py", name="make_cart", first=1, last=9),
+    CodeFunction(file="conftest.py", name="cart", first=1, last=3),
+    CodeFunction(file="shop/util.py", name="setup_shop", first=1, last=9, digest="d", head="d", at_head=True),
+)
+GROSS, LABEL, NET, HELPER, FIXTURE, SETUP = range(6)
+
+
+def trace(node_id: str, outcome: str, *functions: int) -> Trace:
+    return Trace(node_id=node_id, outcome=outcome, functions=(SETUP, HELPER, FIXTURE, *functions))  # type: ignore[arg-type]
+
+
+def shop_spectrum(**changes: object) -> Spectrum:
+    functions = tuple(
+        function.model_copy(update=changes.get(function.name, {}))  # type: ignore[arg-type]
+        for function in FUNCTIONS
+    )
+    return Spectrum(
+        functions=functions,
+        tests=(
+            *(trace(f"tests/test_m{i}.py::test_gross", "failed", GROSS) for i in range(20)),
+            *(trace(f"tests/test_m{i}.py::test_label_gross", "failed", GROSS, LABEL) for i in range(20)),
+            *(trace(f"tests/test_m{i}.py::test_label", "passed", LABEL) for i in range(20)),
+            *(trace(f"tests/test_m{i}.py::test_net", "passed", NET) for i in range(20)),
+        ),
+        test_modules=tuple(f"tests/test_m{i}.py" for i in range(20)),
+        recorder="sys.monitoring",
+    )
+
+
+GROUPS = {
+    "gassert": [f"tests/test_m{i}.py::test_gross" for i in range(20)],
+    "glabel": [f"tests/test_m{i}.py::test_label_gross" for i in range(20)],
+}
+
+
+def test_a_wrong_value_used_everywhere_is_the_top_culprit_of_every_symptom_and_merges_them() -> None:
+    localization = Localization(shop_spectrum(), {})
+
+    verdicts = localization.verdicts(GROUPS)
+
+    for verdict in verdicts.values():
+        top = localization.culprit(verdict.ranked[0])
+        assert (top.file, top.function, top.lines) == ("shop/price.py", "gross_price", "1-2")
+        assert (top.failing, top.failing_total, top.passing, top.passing_total) == (20, 20, 0, 40)
+        assert top.score == 1.0
+        assert unambiguous(verdict)
+    culprit = localization.culprit(verdicts["glabel"].ranked[0])
+    assert culprit.evidence() == "run by all 20 failing tests and 0 % of the 40 passing ones"
+
+
+def test_test_code_and_conftest_files_are_never_blamed_though_every_failing_test_ran_them() -> None:
+    localization = Localization(shop_spectrum(), {})
+
+    ranked = localization.verdicts(GROUPS)["gassert"].ranked
+
+    blamed = {FUNCTIONS[r.function].file for r in ranked}
+    assert blamed == {"shop/price.py", "shop/util.py"}
+    assert is_test_code("conftest.py", ())
+    assert is_test_code("pkg/conftest.py", ())
+    assert is_test_code("tests/helpers.py", ())
+    assert is_test_code("check_shop.py", ("check_shop.py",))
+    assert not is_test_code("src/pytest_mcp/testing/fixtures.py", ())
+
+
+def test_a_function_every_test_runs_ranks_below_the_one_only_failing_tests_run() -> None:
+    ranked = Localization(shop_spectrum(), {}).verdicts(GROUPS)["gassert"].ranked
+
+    assert [FUNCTIONS[r.function].name for r in ranked] == ["gross_price", "setup_shop"]
+    assert ranked[1].score < 0.6
+
+
+def test_changed_code_the_failures_ran_comes_first_even_with_a_lower_score() -> None:
+    changed = shop_spectrum(label={"digest": "b2"})
+
+    localization = Localization(changed, {})
+    top = localization.verdicts(GROUPS)["glabel"].ranked[0]
+
+    assert FUNCTIONS[top.function].name == "label"
+    assert localization.culprit(top).changed
+    assert "changed since the last run" in localization.culprit(top).evidence()
+    # The last run's record wins over git's HEAD: a function that changed before it is not new now.
+    assert not Localization(changed, {"shop/price.py::label": "b2"}).changed[LABEL]
+    assert Localization(shop_spectrum(), {"shop/price.py::gross_price": "old"}).changed[GROSS]
+
+
+def test_a_flat_spectrum_is_weak_evidence_and_names_no_culprit() -> None:
+    functions = tuple(CodeFunction(file=f"pkg/m{i}.py", name=f"f{i}", first=1, last=2) for i in range(6))
+    spectrum = Spectrum(
+        functions=functions,
+        tests=(
+            Trace(node_id="tests/test_a.py::test_x", outcome="failed", functions=tuple(range(6))),
+            Trace(node_id="tests/test_a.py::test_y", outcome="passed", functions=tuple(range(6))),
+        ),
+    )
+
+    verdict = Localization(spectrum, {}).verdicts({"g1": ["tests/test_a.py::test_x"]})["g1"]
+
+    assert not verdict.strong
+    assert not unambiguous(verdict)
+
+
+def test_two_bugs_where_one_buggy_function_calls_the_other_are_not_merged() -> None:
+    # f1 is wrong; f2 is wrong too and calls f1. f2's failures tie f1 and f2: a top decided only by
+    # how many other failures share f1 must not fold f2's bug into f1's.
+    functions = (
+        CodeFunction(file="pkg/a.py", name="f1", first=1, last=2),
+        CodeFunction(file="pkg/a.py", name="f2", first=4, last=6),
+    )
+    spectrum = Spectrum(
+        functions=functions,
+        tests=(
+            *(Trace(node_id=f"tests/test_a.py::test_f1[{i}]", outcome="failed", functions=(0,)) for i in range(5)),
+            *(Trace(node_id=f"tests/test_a.py::test_f2[{i}]", outcome="failed", functions=(0, 1)) for i in range(3)),
+        ),
+    )
+    groups = {
+        "g1": [f"tests/test_a.py::test_f1[{i}]" for i in range(5)],
+        "g2": [f"tests/test_a.py::test_f2[{i}]" for i in range(3)],
+    }
+
+    verdicts = Localization(spectrum, {}).verdicts(groups)
+
+    assert unambiguous(verdicts["g1"])
+    assert verdicts["g2"].strong
+    assert not unambiguous(verdicts["g2"])
+
+
+def test_a_failing_test_that_passes_when_repeated_is_flaky_and_out_of_the_spectrum() -> None:
+    spectrum = shop_spectrum()
+    flipped = tuple(
+        t.model_copy(update={"outcome": "passed"}) if t.node_id == "tests/test_m0.py::test_gross" else t
+        for t in spectrum.tests
+    )
+
+    verdict = Localization(spectrum.model_copy(update={"tests": flipped}), {}).verdicts(GROUPS)["gassert"]
+
+    assert verdict.flaky == ("tests/test_m0.py::test_gross",)
+    assert verdict.repeated == 19
+    assert verdict.ranked[0].passing == 0  # a flaky test counts on neither side
+
+
+def _failure(node_id: str) -> ReportedTest:
+    return ReportedTest(node_id=node_id, outcome="failed", phase="call", message="assert 1 == 2")
+
+
+def test_each_failing_test_is_new_preexisting_or_flaky_against_the_history() -> None:
+    history = History(failing={"t.py::old": "gsame", "t.py::moved": "gother"}, flaky=("t.py::wobbly",))
+    members = [_failure(n) for n in ("t.py::old", "t.py::moved", "t.py::new", "t.py::wobbly", "t.py::again")]
+    signatures = {test.node_id: "gsame" for test in members}
+
+    labels = since(members, signatures, history, flaky_now={"t.py::again"})
+
+    assert (labels.new, labels.preexisting, labels.flaky) == (2, 1, 2)
+    assert labels.words() == "2 newly fail, 1 was already failing, 2 are flaky"
+    assert since(members[2:3], signatures, History(), ()).words() == "newly fails"
+
+
+def test_the_history_forgets_what_a_run_ran_and_passed_and_keeps_what_it_did_not_run() -> None:
+    history = History(failing={"a/test_x.py::t": "g1", "b/test_y.py::t": "g2"})
+
+    after_full = updated(history, RunSpec(), {}, (), {})
+    after_a = updated(history, RunSpec(node_ids=("a",)), {}, (), {})
+    after_marked = updated(history, RunSpec(markers="slow"), {}, (), {})
+    after_new = updated(history, RunSpec(), {"c/test_z.py::t": "g3"}, ("c/test_z.py::t",), {"m::f": "d"})
+
+    assert after_full.failing == {}
+    assert after_a.failing == {"b/test_y.py::t": "g2"}
+    assert after_marked.failing == history.failing
+    assert after_new.failing == {"c/test_z.py::t": "g3"}
+    assert after_new.flaky == ("c/test_z.py::t",)
+    assert after_new.digests == {"m::f": "d"}
+
+
+def test_the_history_is_bounded_the_oldest_going_first() -> None:
+    from pytest_mcp.domain import history as module
+
+    many = {f"t.py::test_{i}": "g" for i in range(module.MAX_FAILING + 5)}
+
+    kept = updated(History(), RunSpec(markers="x"), many, (), {})
+
+    assert len(kept.failing) == module.MAX_FAILING
+    assert "t.py::test_0" not in kept.failing
+    assert f"t.py::test_{module.MAX_FAILING + 4}" in kept.failing
