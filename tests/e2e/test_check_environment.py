@@ -68,6 +68,10 @@ async def test_the_project_venv_is_reported_ready_with_what_pytest_sees(
     assert text.startswith(f"ready: pytest {pytest.__version__} on CPython")
     assert "rule project_venv: ROOT/.venv" in text
     assert f"rootdir: {project}, configfile: pytest.ini, testpaths: tests" in text
+    # Which recorder a failing run's second pass would use in this interpreter (ADR 0020).
+    recorder = "sys.monitoring" if sys.version_info >= (3, 12) else "sys.setprofile"
+    assert answer["localization"] == recorder
+    assert f"records the functions each test runs with {recorder}" in text
 
 
 async def test_an_interpreter_without_pytest_is_a_result_saying_where_to_install_it(

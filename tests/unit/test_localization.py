@@ -195,3 +195,16 @@ def test_the_history_is_bounded_the_oldest_going_first() -> None:
     assert len(kept.failing) == module.MAX_FAILING
     assert "t.py::test_0" not in kept.failing
     assert f"t.py::test_{module.MAX_FAILING + 4}" in kept.failing
+
+
+def test_the_recorder_follows_the_interpreter_as_the_plugin_chooses_it() -> None:
+    from pytest_mcp.domain.environment import PythonInfo, recorder_for
+
+    def python(version: str, implementation: str = "CPython") -> PythonInfo:
+        return PythonInfo(executable="p", version=version, implementation=implementation, prefix="/", virtual_env=False)
+
+    assert recorder_for(python("3.12.1")) == "sys.monitoring"
+    assert recorder_for(python("3.13.0")) == "sys.monitoring"
+    assert recorder_for(python("3.11.7")) == "sys.setprofile"
+    assert recorder_for(python("3.9.18")) == "sys.setprofile"
+    assert recorder_for(python("3.12.1", "PyPy")) == "sys.setprofile"

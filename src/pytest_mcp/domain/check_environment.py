@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from typing import Generic, TypeVar
 
-from pytest_mcp.domain.environment import DetectionRule, EnvironmentResult, InterpreterChoice, ProbeFacts, ProbeReport
+from pytest_mcp.domain.environment import (
+    DetectionRule,
+    EnvironmentResult,
+    InterpreterChoice,
+    ProbeFacts,
+    ProbeReport,
+    recorder_for,
+)
 from pytest_mcp.domain.errors import ExecutionFailed, FailureDetails
 from pytest_mcp.domain.requests import CheckEnvironmentRequest, RequestPolicy
 from pytest_mcp.domain.text import keep_tail, last_line
@@ -75,6 +82,7 @@ class CheckEnvironment(Generic[T]):
             configfile=facts.configfile,
             testpaths=facts.testpaths,
             process_containment=report.containment,
+            localization=recorder_for(facts.python) if self._policy.localize > 0 else "off",
         )
         return self._presenter.present_environment(result)
 

@@ -50,6 +50,15 @@ class PluginInfo(_Value):
     )
 
 
+Recorder = Literal["sys.monitoring", "sys.setprofile", "off"]
+
+
+def recorder_for(python: PythonInfo) -> Recorder:
+    """The function-entry events the second pass uses in this interpreter: as its plugin chooses them."""
+    parts = tuple(int(part) for part in python.version.split(".")[:2] if part.isdigit())
+    return "sys.monitoring" if python.implementation == "CPython" and parts >= (3, 12) else "sys.setprofile"
+
+
 ProcessContainment = Literal["subreaper", "process_group"]
 """How a run's processes are stopped at its end (ADR 0004): every descendant, kept under a child
 subreaper (Linux), or its process group only (elsewhere, or where prctl is refused)."""
@@ -75,6 +84,12 @@ class EnvironmentResult(_Value):
         description="What stops a run's processes at its end: 'subreaper' (Linux): every process the run "
         "started, even one that left its process group (start_new_session, setsid, a double fork); "
         "'process_group': only those still in pytest's process group.",
+    )
+    localization: Recorder = Field(
+        "off",
+        description="What records the functions each test runs in the second pass after a failing run (ADR "
+        "0020): 'sys.monitoring' (Python 3.12 and later: one event per function per test), 'sys.setprofile' "
+        "(earlier: every call, slower), or 'off' (--localize 0).",
     )
 
 

@@ -51,6 +51,13 @@ def render_environment(result: EnvironmentResult) -> str:
             "processes: a run's process group is stopped at its end; a process a test starts in a "
             "session of its own can outlive it (no child subreaper here)"
         )
+    if result.localization == "off":
+        lines.append("culprits: off (--localize 0): a failing run names no likely faulty function")
+    else:
+        lines.append(
+            f"culprits: after a failing run, a second pass records the functions each test runs with "
+            f"{result.localization}"
+        )
     if not result.plugin_autoload:
         lines.append("plugin autoloading is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD)")
     return "\n".join(lines)

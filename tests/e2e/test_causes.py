@@ -1,0 +1,166 @@
+"""The installed server names the cause (ADR 0020): the culprit of an injected bug, then new, old and flaky.
+
+A project under git, its tests green at HEAD; a wrong value is injected into one shared function
+used by tests in several files, each failing at its own assertion. The answer names the function
+first, as changed since HEAD, and answers the failures as one cause; the same run again says they
+were already failing; a test that fails once and passes when repeated is flaky.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.e2e_support import start_server, structured, text_of, write_project
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+
+PRICE = """
+def gross_price(net, rate):
+    return round(net * (1 + rate), 2)
+
+
+def discount(price, percent):
+    return round(price * (1 - percent / 100), 2)
+
+
+def label(price):
+    return f"{price:.2f} EUR"
+"""
+
+TESTS = """
+from shop.price import discount, gross_price, label
+
+
+def test_gross_{i}():
+    assert gross_price(100, 0.2) == 120.0
+
+
+def test_gross_label_{i}():
+    assert label(gross_price(10, 0.1)) == "11.00 EUR"
+
+
+def test_discount_{i}():
+    assert discount(100, 10) == 90.0
+
+
+def test_label_{i}():
+    assert label(5) == "5.00 EUR"
+"""
+
+FLAKY = """
+import os
+
+def test_fails_the_first_time(tmp_path_factory):
+    mark = os.path.join(os.environ["FLAKY_MARK_DIR"], "seen")
+    if not os.path.exists(mark):
+        open(mark, "w").close()
+        assert False, "first attempt"
+"""
+
+FILES = 6
+# A second pass given ten times the run's wall time: how busy this machine is must not decide the outcome.
+GENEROUS = ("--localize", "10")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def shop(root: Path) -> Path:
+    files = {"shop/__init__.py": "", "shop/price.py": PRICE}
+    files |= {f"tests/test_shop_{i}.py": TESTS.format(i=i) for i in range(FILES)}
+    write_project(root, files)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "green")
+    price = root / "shop" / "price.py"
+    price.write_text(PRICE.replace("(1 + rate), 2)", "(1 + rate) + 1, 2)"), encoding="utf-8")  # the bug
+    return root
+
+
+async def _run(client: Any) -> tuple[dict[str, Any], str]:
+    result = await client.call_tool("execute_tests", {})
+    return structured(result), text_of(result)
+
+
+async def test_an_injected_wrong_value_is_named_first_as_one_cause_then_said_to_be_already_failing(
+    tmp_path: Path,
+) -> None:
+    root = shop(tmp_path / "project")
+
+    async with start_server(root, tmp_path, *GENEROUS).client() as client:
+        first, text = await _run(client)
+        again, again_text = await _run(client)
+
+    assert first["summary"]["failed"] == 2 * FILES
+    (culprit, *_) = first["culprits"]
+    assert (culprit["file"], culprit["function"], culprit["lines"]) == ("shop/price.py", "gross_price", "2-3")
+    assert (culprit["failing"], culprit["failing_total"], culprit["passing"]) == (2 * FILES, 2 * FILES, 0)
+    assert culprit["changed"] is True
+    assert text.splitlines()[1] == (
+        f"likely cause: shop/price.py::gross_price (lines 2-3): run by all {2 * FILES} failing tests and "
+        f"0 % of the {2 * FILES} passing ones; changed since the last run"
+    )
+    (cause,) = first["groups"]
+    assert cause["culprit"]["function"] == "gross_price"
+    assert cause["count"] == 2 * FILES
+    assert sum(symptom["count"] for symptom in cause["symptoms"]) == 2 * FILES
+    assert cause["since"] == {"new": 2 * FILES, "preexisting": 0, "flaky": 0}
+    assert "; newly fail" in text
+    assert first["text_output"] == "", "the groups carry the failures: no output tail repeats them"
+    assert first["localization"]["repeated"] >= 4 * FILES - 1
+
+    assert again["groups"][0]["since"] == {"new": 0, "preexisting": 2 * FILES, "flaky": 0}
+    assert "; were already failing" in again_text
+    # Since the last run the function has not changed: it is still the culprit, on the spectrum alone.
+    assert again["culprits"][0]["function"] == "gross_price"
+    assert again["culprits"][0]["changed"] is False
+
+
+async def test_a_test_that_passes_when_repeated_is_flaky(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "project", {"tests/test_flaky.py": FLAKY})
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    async with start_server(root, tmp_path, *GENEROUS, env={"FLAKY_MARK_DIR": str(marks)}).client() as client:
+        answer, text = await _run(client)
+
+    (group,) = answer["groups"]
+    assert group["since"] == {"new": 0, "preexisting": 0, "flaky": 1}
+    assert "; is flaky" in text
+
+
+async def test_when_the_second_pass_has_no_time_the_answer_says_why_and_the_groups_stand(tmp_path: Path) -> None:
+    root = shop(tmp_path / "project")
+
+    async with start_server(root, tmp_path, "--localize", "0.0001").client() as client:
+        answer, text = await _run(client)
+
+    assert answer["culprits"] == []
+    assert len(answer["groups"]) == 2 * FILES, "today's groups: one per assertion site"
+    assert all(group["culprit"] is None for group in answer["groups"])
+    reason = answer["localization"]["reason"]
+    assert reason
+    assert text.splitlines()[1] == f"no culprit named: {reason}"
+
+
+async def test_a_passing_run_starts_no_second_pass(tmp_path: Path) -> None:
+    root = shop(tmp_path / "project")
+    (root / "shop" / "price.py").write_text(PRICE, encoding="utf-8")
+
+    async with start_server(root, tmp_path, *GENEROUS).client() as client:
+        answer, text = await _run(client)
+
+    assert answer["exit_code"] == 0
+    assert answer["localization"] is None
+    assert answer["culprits"] == []
+    assert "likely cause" not in text
