@@ -83,3 +83,31 @@ async def test_a_rediss_url_connects_with_tls(tmp_path: Path) -> None:
             assert await store.get("run-4") == record("run-4", "i1", "finished")
     finally:
         server.stop()
+
+
+async def test_a_projects_history_is_kept_under_the_prefix_shared_by_instances_and_expires(
+    redis_server: RedisServer,
+) -> None:
+    import redis
+
+    from pytest_mcp.adapters.mcp.history import StoredHistory
+    from pytest_mcp.domain.history import History
+
+    one, other = RedisRunStore(redis_server.url, "hist:"), RedisRunStore(redis_server.url, "hist:")
+    history = History(failing={"tests/test_a.py::test_x": "g0123456789"}, digests={"a.py::f": "d"})
+    async with one.attached("i1", lambda run_id: None), other.attached("i2", lambda run_id: None):
+        await StoredHistory(one, "client:abc", Path("/srv/project")).remember(history)
+        # Another instance reads the same owner's history of the same project, and nobody else's.
+        assert await StoredHistory(other, "client:abc", Path("/srv/project")).recall() == history
+        assert await StoredHistory(other, "client:xyz", Path("/srv/project")).recall() == History()
+        assert await StoredHistory(other, "client:abc", Path("/srv/other")).recall() == History()
+        keys = [key.decode() for key in redis.Redis.from_url(redis_server.url).keys("hist:history:*")]
+        assert len(keys) == 1
+        assert "abc" not in keys[0]
+        assert "srv" not in keys[0]
+        redis.Redis.from_url(redis_server.url).set(keys[0], b"not a history")
+        assert await StoredHistory(other, "client:abc", Path("/srv/project")).recall() == History()
+        await one.keep_history("short", history, ttl=0.3)
+        assert await one.history("short") == history
+        await anyio.sleep(0.6)
+        assert await one.history("short") is None
