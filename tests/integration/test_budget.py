@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +73,10 @@ async def test_the_traceback_keeps_project_frames_and_the_assertion_not_library_
         },
     )
 
-    _, structured, _ = await answer(root, {})
+    _, structured, _ = await answer(root, {"detail": "all"})  # the whole report; a group shows its evidence lines
 
-    traceback = structured["groups"][0]["representative"]["traceback"]
+    (report,) = [test for test in structured["tests"] if test["outcome"] == "failed"]
+    traceback = report["traceback"]
     assert "parse('{')" in traceback
     assert "json.loads(text)" in traceback
     assert "frame(s) outside the project hidden by pytest-mcp" in traceback
@@ -135,18 +137,61 @@ def test_helper_two_frames_down():
 """
 
 
-async def test_three_typical_failures_in_2000_tests_answer_within_4_5_kb(tmp_path: Path) -> None:
+async def test_three_typical_failures_in_2000_tests_answer_within_3_kb(tmp_path: Path) -> None:
     # The benchmark's failure mix: an integer assertion, a string diff, an exception two frames down.
     size, structured, text = await answer(write(tmp_path / "three", {"test_shop.py": THREE_FAILURES}), {})
 
     assert (structured["summary"]["passed"], structured["summary"]["failed"]) == (1997, 3)
-    # 3,016 bytes on 760cd42; each group's signature (id, count, exception, message, crash, title,
-    # members) costs about 300 bytes more than the report alone (ADR 0014).
-    assert size <= 4608, size
-    # Each traceback is in `tests` once; neither text_output nor the text block copies it whole.
+    # 3,016 bytes on 760cd42, before groups; 3.7-4.5 KB with them on d620d79 (issue 38). A group of
+    # one is its report under an id (ADR 0020), and the groups carry the failures: no output tail.
+    assert size <= 3072, size
     assert len(structured["groups"]) == 3
-    assert " short test summary info " in structured["text_output"].splitlines()[1]
+    assert "text_output" not in structured
     assert "def parse_price(text):" not in text
+
+
+async def test_a_group_of_one_costs_at_most_100_bytes_more_than_its_bare_report(tmp_path: Path) -> None:
+    _, structured, _ = await answer(write(tmp_path / "three", {"test_shop.py": THREE_FAILURES}), {})
+
+    for group in structured["groups"]:
+        assert group["count"] == 1
+        wire = len(json.dumps(group, separators=(",", ":")))
+        bare = len(json.dumps(group["representative"], separators=(",", ":")))
+        assert wire - bare <= 100, group
+
+
+async def test_a_representative_carries_what_the_text_shows_within_1_5_kb_and_node_ids_give_the_rest(
+    tmp_path: Path,
+) -> None:
+    long_traceback = THREE_FAILURES + textwrap.dedent(
+        '''
+        import pytest
+
+
+        @pytest.mark.parametrize("case", [pytest.param(i, id=f"case-{i}") for i in range(3)])
+        def test_deep(case):
+            """A docstring the traceback would otherwise repeat, line after line."""
+            values = {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8}
+            nested = [[values[k] * i for k in values] for i in range(20)]
+            assert nested == [[0] * 8] * 20
+        '''
+    )
+    root = write(tmp_path / "deep", {"test_shop.py": long_traceback})
+
+    _, structured, text = await answer(root, {})
+    group = next(g for g in structured["groups"] if "test_deep" in g["representative"]["node_id"])
+    representative = group["representative"]
+    _, everything, _ = await answer(root, {"detail": "all"})  # every report in full, as get_test_run pages them
+    full = [test for test in everything["tests"] if test["node_id"] == representative["node_id"]]
+
+    assert len(json.dumps(representative, separators=(",", ":"))) <= 1536
+    lines = representative["traceback"].splitlines()
+    assert any(line.startswith(">") for line in lines)
+    assert any(line.startswith("E ") for line in lines)
+    assert lines[-1].endswith("AssertionError")  # the crash line
+    assert representative["location"].startswith("test_shop.py:")  # the test's own line
+    assert all(f"  {line}" in text for line in lines), "the text shows what the representative carries"
+    assert len(full[0]["traceback"]) > len(representative["traceback"]), "get_test_run gives the whole report"
 
 
 async def test_discovery_of_a_large_suite_stays_within_the_cap(tmp_path: Path) -> None:

@@ -120,15 +120,15 @@ def _note(
     if isinstance(spectrum, str):
         return LocalizationNote(recorder="", repeated=0, seconds=0.0, reason=spectrum)
     reasons = []
-    if spectrum.stopped:
-        reasons.append("the second pass stopped at its time limit, before every test of the failing modules ran")
     if not grouped and not any(verdict.strong for verdict in verdicts.values()):
-        repeated = sum(verdict.repeated for verdict in verdicts.values())
-        reasons.append(
-            "no function stands out: the failures were not repeated"
-            if not repeated
-            else "no function stands out in what the failing and passing tests ran"
-        )
+        if not any(verdict.repeated for verdict in verdicts.values()):
+            reasons.append("no failure was repeated")
+        elif not any(verdict.ranked for verdict in verdicts.values()):
+            reasons.append("the failing tests ran no project code outside the tests")
+        else:
+            reasons.append("no function stands out")
+    if spectrum.stopped:
+        reasons.append("the second pass hit its time limit")
     return LocalizationNote(
         recorder=spectrum.recorder, repeated=len(spectrum.tests), seconds=spectrum.seconds, reason="; ".join(reasons)
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Generic, Literal, TypeVar
 
+import pydantic_core
+
 from pytest_mcp.domain.causes import NameCauses
 from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
@@ -12,7 +14,15 @@ from pytest_mcp.domain.models import CoverageReport, FailureGroup, ReportedTest,
 from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
 from pytest_mcp.domain.requests import GetTestRunRequest, RequestPolicy, RunRequest
-from pytest_mcp.domain.text import keep_arguments, keep_head, keep_tail
+from pytest_mcp.domain.text import (
+    CAPTURE_LINES,
+    EVIDENCE_LINES,
+    evidence_lines,
+    keep_arguments,
+    keep_head,
+    keep_tail,
+    last_lines,
+)
 from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.presenter import ResultPresenter
 from pytest_mcp.ports.progress import ProgressSink
@@ -196,6 +206,8 @@ class ExecuteTests(Generic[T]):
 
 
 MAX_LISTED_STOPPED = 10
+REPRESENTATIVE_BYTES = 1500
+"""A group's representative, as JSON, at most (issue 38): what the text shows, not the whole report."""
 
 
 def _stopped(commands: tuple[str, ...]) -> StoppedProcesses | None:
@@ -213,8 +225,36 @@ def _shown(request: RunRequest, reports: tuple[ReportedTest, ...]) -> tuple[Repo
 
 
 def _with_bare_representative(group: FailureGroup) -> FailureGroup:
-    # A report's exception and crash site are its group's signature, said once, by the group.
-    return group.model_copy(update={"representative": _bare(group.representative)})
+    return group.model_copy(update={"representative": representative(group.representative)})
+
+
+def representative(test: ReportedTest) -> ReportedTest:
+    """A group's evidence as the answer carries it: what the text shows of the report (the failing
+    lines, the E lines, the frames, the crash line; the last lines captured), within
+    REPRESENTATIVE_BYTES; its exception and crash site are the group's, said once, by the group.
+    The whole report is kept for get_test_run with node_ids."""
+    update: dict[str, object] = {"exception": None, "crash": None}
+    if test.traceback:
+        update["traceback"] = "\n".join(evidence_lines(test.traceback, EVIDENCE_LINES))
+    for stream in ("stdout", "stderr"):
+        captured = getattr(test, stream)
+        if captured:
+            update[stream] = "\n".join(last_lines(captured, CAPTURE_LINES))
+    shown = test.model_copy(update=update)
+    over = len(pydantic_core.to_json(shown.wire())) - REPRESENTATIVE_BYTES
+    if over > 0:  # long lines: the traceback keeps its end (the crash), the message its start
+        traceback = shown.traceback or ""
+        cut = keep_tail(traceback, max(len(traceback) - over, 200))
+        shown = shown.model_copy(update={"traceback": cut or None})
+        over = len(pydantic_core.to_json(shown.wire())) - REPRESENTATIVE_BYTES
+        if over > 0:
+            for field in ("stdout", "stderr", "message"):
+                value = getattr(shown, field)
+                if value and over > 0:
+                    kept = keep_head(value, max(len(value) - over - 40, 80))
+                    over -= len(value) - len(kept)
+                    shown = shown.model_copy(update={field: kept})
+    return shown
 
 
 def _listed(

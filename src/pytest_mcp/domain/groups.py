@@ -197,6 +197,14 @@ def _group(
             Symptom(count=len(part), exception=sig.exception, message=sig.message, crash=sig.crash)
             for _, sig, part in parts
         )
+    if len(members) == 1 and compress:
+        return FailureGroup(
+            id=group_id,
+            count=1,
+            representative=members[0],
+            culprit=culprit,
+            since=since(members) if since is not None else None,
+        )
     return FailureGroup(
         id=group_id,
         count=len(members),

@@ -227,8 +227,6 @@ class Symptom(_Value):
 class Since(_Value):
     """Whether a group's tests newly fail, were already failing, or are flaky (ADR 0020)."""
 
-    always_present: ClassVar[frozenset[str]] = frozenset({"new", "preexisting", "flaky"})
-
     new: int = Field(0, description="Tests that newly fail: they passed in this project's previous run, or never ran.")
     preexisting: int = Field(0, description="Tests that were already failing, the same way, in the previous run.")
     flaky: int = Field(
@@ -254,28 +252,32 @@ class FailureGroup(_Value):
     """Non-passing reports that fail the same way: the same root-cause signature (ADR 0014), or, where the
     evidence is strong, the same likely faulty function (a cause, ADR 0020)."""
 
-    always_present: ClassVar[frozenset[str]] = frozenset(
-        {"id", "count", "outcome", "phase", "exception", "message", "crash", "title", "members", "compressed"}
-    )
+    always_present: ClassVar[frozenset[str]] = frozenset({"id", "count", "representative"})
 
     id: str = Field(description="The group's id: the same signature always has the same id; get_test_run takes it.")
     count: int = Field(description="How many reports share the signature.")
-    outcome: Outcome
-    phase: Phase
-    exception: str | None = Field(description="The exception's type name; null when the report gives none.")
+    # A group of one is its report under the group's id: the signature and the members would only
+    # repeat the representative, and are left out (ADR 0020's budget).
+    outcome: Outcome | None = Field(None, description="Left out of a group of one: its representative's.")
+    phase: Phase | None = Field(None, description="Left out of a group of one: its representative's.")
+    exception: str | None = Field(None, description="The exception's type name; null when the report gives none.")
     message: str = Field(
+        "",
         description="The first line of the message as the signature reads it: numbers, quoted literals, "
-        "addresses, temporary paths and parameter ids masked (<n>, <str>, <addr>, <tmp>, <param>)."
+        "addresses, temporary paths and parameter ids masked (<n>, <str>, <addr>, <tmp>, <param>).",
     )
     crash: str | None = Field(
-        description="file:line of the deepest frame in the project's code (else the test's own location)."
+        None, description="file:line of the deepest frame in the project's code (else the test's own location)."
     )
-    title: str = Field(description="The signature in words, e.g. `180 tests fail the same way: ValueError in ...`.")
-    representative: ReportedTest = Field(description="The first member's full report: the group's evidence.")
+    title: str = Field("", description="The signature in words, e.g. `180 tests fail the same way: ValueError in ...`.")
+    representative: ReportedTest = Field(
+        description="The first member's report as the text shows it (failing lines, E lines, frames, the crash "
+        "line, the last lines captured), at most 1.5 KB; the whole report: get_test_run with node_ids."
+    )
     members: tuple[str, ...] = Field(
-        description="The members' node ids, in run order, compressed where a pattern allows (see `compressed`)."
+        (), description="The members' node ids, in run order, compressed where a pattern allows (see `compressed`)."
     )
-    compressed: str = Field(description="How `members` was compressed; empty when it lists every node id as is.")
+    compressed: str = Field("", description="How `members` was compressed; empty when it lists every node id as is.")
     culprit: Culprit | None = Field(
         None, description="The function these failures most likely come from; null when the evidence is weak."
     )
@@ -400,9 +402,9 @@ class StoppedProcesses(_Value):
 class LocalizationNote(_Value):
     """How the culprits were found, or why they could not be (ADR 0020)."""
 
-    always_present: ClassVar[frozenset[str]] = frozenset({"recorder", "repeated", "seconds"})
+    always_present: ClassVar[frozenset[str]] = frozenset({"repeated", "seconds"})
 
-    recorder: str = Field(description="What recorded the functions each test ran: `sys.monitoring`, `sys.setprofile`.")
+    recorder: str = Field("", description="What recorded the functions each test ran: `sys.monitoring`, `sys.setprofile`.")
     repeated: int = Field(description="Tests the second pass ran, failing ones first.")
     seconds: Seconds = Field(description="Seconds the second pass took.")
     reason: str = Field("", description="Why no culprit is named, or why the pass stopped early; empty when neither.")

@@ -141,3 +141,39 @@ def url_secrets(url: str) -> list[str]:
     parts = urlsplit(url)
     found = [parts.password, unquote(parts.password)] if parts.password else []
     return found + [v for k, v in parse_qsl(parts.query) if k.lower() == "password" and v]
+
+
+EVIDENCE_LINES = 14
+"""Lines of a traceback a group's representative keeps, and the text shows."""
+CAPTURE_LINES = 6
+"""Last lines of each captured stream a group's representative keeps, and the text shows."""
+_LINE_CHARS = 300
+_FRAME = re.compile(r"\S+:\d+:(?: in .+)?")  # pytest's `tests/test_a.py:17: in helper` and `tests/test_a.py:9:`
+
+
+def short_line(line: str) -> str:
+    if len(line) <= _LINE_CHARS:
+        return line
+    return f"{line[:_LINE_CHARS]} [... {len(line) - _LINE_CHARS:,} characters cut ...]"
+
+
+def last_lines(text: str, count: int) -> list[str]:
+    lines = [short_line(line) for line in text.rstrip().splitlines() if line.strip()]
+    if len(lines) <= count:
+        return lines
+    return [f"[... {len(lines) - count} earlier lines ...]", *lines[-count:]]
+
+
+def evidence_lines(traceback: str, count: int) -> list[str]:
+    """What a traceback proves, at most `count` lines: the failing source lines (`>`), pytest's
+    explanation (`E`), the frames passed through (`path:line: in name`) and the crash location.
+
+    What a group's representative carries, and what the text shows of it; the whole traceback is
+    kept for get_test_run with node_ids. A traceback with none of those lines (a plugin's own
+    report) keeps its last lines. Reading the result again gives the same lines.
+    """
+    lines = [line for line in traceback.rstrip().splitlines() if line.strip()]
+    if not lines:
+        return []
+    kept = [line for line in lines[:-1] if line.startswith((">", "E ")) or _FRAME.fullmatch(line)]
+    return last_lines("\n".join([*kept, lines[-1]]), count) if kept else last_lines(traceback, count)

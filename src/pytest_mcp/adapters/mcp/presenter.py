@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import pydantic_core
@@ -20,44 +19,12 @@ from pytest_mcp.domain.models import (
     Symptom,
 )
 from pytest_mcp.domain.paging import LISTING_PRIORITY
+from pytest_mcp.domain.text import CAPTURE_LINES, EVIDENCE_LINES, evidence_lines, last_lines, short_line
 from pytest_mcp.ports.presenter import ResultPresenter
 
-_TRACEBACK_LINES = 14
 _SYMPTOMS = 8
-_CAPTURE_LINES = 6
 _LISTED_NODE_IDS = 200
 _LISTED_MODULES = 20
-
-
-_LINE_CHARS = 300
-_FRAME = re.compile(r"\S+:\d+:(?: in .+)?")  # pytest's `tests/test_a.py:17: in helper` and `tests/test_a.py:9:`
-
-
-def _short(line: str) -> str:
-    if len(line) <= _LINE_CHARS:
-        return line
-    return f"{line[:_LINE_CHARS]} [... {len(line) - _LINE_CHARS:,} characters cut ...]"
-
-
-def _last_lines(text: str, count: int) -> list[str]:
-    lines = [_short(line) for line in text.rstrip().splitlines() if line.strip()]
-    if len(lines) <= count:
-        return lines
-    return [f"[... {len(lines) - count} earlier lines ...]", *lines[-count:]]
-
-
-def _evidence(traceback: str, count: int) -> list[str]:
-    """What a traceback proves, at most `count` lines: the failing source lines (`>`), pytest's
-    explanation (`E`), the frames passed through (`path:line: in name`) and the crash location.
-
-    The whole traceback is in structured content; the text block reads it, it does not copy it.
-    A traceback with none of those lines (a plugin's own report) keeps its last lines.
-    """
-    lines = [line for line in traceback.rstrip().splitlines() if line.strip()]
-    if not lines:
-        return []
-    kept = [line for line in lines[:-1] if line.startswith((">", "E ")) or _FRAME.fullmatch(line)]
-    return _last_lines("\n".join([*kept, lines[-1]]), count) if kept else _last_lines(traceback, count)
 
 
 def _attempts(test: ReportedTest) -> str:
@@ -65,7 +32,7 @@ def _attempts(test: ReportedTest) -> str:
 
 
 def _render_flaky(test: ReportedTest) -> str:
-    first = f"; first failure: {_short(test.first_failure.splitlines()[0])}" if test.first_failure else ""
+    first = f"; first failure: {short_line(test.first_failure.splitlines()[0])}" if test.first_failure else ""
     return f"FLAKY {test.node_id}: passed on attempt {test.reruns + 1}{first}"
 
 
@@ -77,16 +44,16 @@ def _render_failure(test: ReportedTest) -> list[str]:
     lines = [f"{label} {test.node_id}{phase}{where}{attempts}"]
     if test.message and test.message.startswith("subtest "):
         # Subtests share their test's node id; the description is what tells them apart.
-        lines.append(f"  {_short(test.message.splitlines()[0])}")
+        lines.append(f"  {short_line(test.message.splitlines()[0])}")
     if test.traceback:
-        lines += [f"  {line}" for line in _evidence(test.traceback, _TRACEBACK_LINES)]
+        lines += [f"  {line}" for line in evidence_lines(test.traceback, EVIDENCE_LINES)]
     elif test.message:
-        lines += [f"  {_short(line)}" for line in test.message.splitlines()[:_TRACEBACK_LINES]]
+        lines += [f"  {short_line(line)}" for line in test.message.splitlines()[:EVIDENCE_LINES]]
     for stream in ("stdout", "stderr"):
         captured = getattr(test, stream)
         if captured:
             lines.append(f"  captured {stream}:")
-            lines += [f"    {line}" for line in _last_lines(captured, _CAPTURE_LINES)]
+            lines += [f"    {line}" for line in last_lines(captured, CAPTURE_LINES)]
     return lines
 
 
@@ -116,7 +83,7 @@ def _symptom(symptom: Symptom) -> str:
     message = symptom.message or ""
     if symptom.exception and not message.startswith(symptom.exception):
         message = f"{symptom.exception}: {message}" if message else symptom.exception
-    return f"{symptom.count} at {symptom.crash or '?'}: {_short(message or 'no message')}"
+    return f"{symptom.count} at {symptom.crash or '?'}: {short_line(message or 'no message')}"
 
 
 def _render_culprits(result: RunResult) -> list[str]:
@@ -138,7 +105,7 @@ def _render_reasons(result: RunResult) -> list[str]:
         if reasons:
             count = sum(reason.count for reason in reasons)
             lines.append(f"{count} {outcome} ({len(reasons)} reason{'' if len(reasons) == 1 else 's'}):")
-            lines += [f"  {reason.count} {_short(reason.reason or '(no reason given)')}" for reason in reasons]
+            lines += [f"  {reason.count} {short_line(reason.reason or '(no reason given)')}" for reason in reasons]
     return lines
 
 
