@@ -193,10 +193,7 @@ def _group(
     if len(parts) > 1 and culprit is not None:
         group_id = "g" + hashlib.sha256(f"cause\x1f{culprit.file}\x1f{culprit.function}".encode()).hexdigest()[:10]
         culprit = _summed(culprit, [causes[part_id] for part_id, _, _ in parts])
-        symptoms = tuple(
-            Symptom(count=len(part), exception=sig.exception, message=sig.message, crash=sig.crash)
-            for _, sig, part in parts
-        )
+        symptoms = _symptoms(parts)
     if len(members) == 1 and compress:
         return FailureGroup(
             id=group_id,
@@ -225,6 +222,26 @@ def _group(
     )
 
 
+MAX_SYMPTOMS = 10
+"""A cause lists at most this many ways of failing, most first; its title counts them all."""
+
+
+def _symptoms(parts: list[tuple[str, Signature, list[ReportedTest]]]) -> tuple[Symptom, ...]:
+    """The cause's signatures by exception and message, each with its count and its first site: the
+    same check failing in twenty files is one symptom at twenty sites."""
+    found: dict[tuple[str | None, str], Symptom] = {}
+    for _, signature, members in parts:
+        key = (signature.exception, signature.message)
+        known = found.get(key)
+        if known is None:
+            found[key] = Symptom(
+                count=len(members), exception=signature.exception, message=signature.message, crash=signature.crash
+            )
+        else:
+            found[key] = known.model_copy(update={"count": known.count + len(members), "sites": known.sites + 1})
+    return tuple(sorted(found.values(), key=lambda symptom: -symptom.count)[:MAX_SYMPTOMS])
+
+
 def _summed(top: Culprit, culprits: list[Culprit]) -> Culprit:
     """One culprit's evidence over the symptoms it explains: their failing tests added up."""
     return top.model_copy(
@@ -237,9 +254,9 @@ def _summed(top: Culprit, culprits: list[Culprit]) -> Culprit:
 
 
 def cause_title(culprit: Culprit, count: int, ways: int) -> str:
-    """`235 tests fail from one cause, in 21 ways: humanize/i18n.py::_ngettext (lines 102-120)`."""
+    """`235 tests fail from one likely cause, at 21 sites: humanize/i18n.py::_ngettext (lines 102-120)`."""
     head = "1 test fails" if count == 1 else f"{count} tests fail"
-    return f"{head} from one likely cause, in {ways} ways: {culprit.where}"
+    return f"{head} from one likely cause, at {ways} sites: {culprit.where}"
 
 
 def symptom_groups(reports: Iterable[ReportedTest]) -> dict[str, list[str]]:

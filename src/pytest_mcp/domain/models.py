@@ -214,14 +214,15 @@ class Culprit(_Value):
 
 
 class Symptom(_Value):
-    """One way a cause's tests fail: an assertion site and its message, and how many fail there."""
+    """One way a cause's tests fail: an exception and masked message, where, and how many fail so."""
 
     always_present: ClassVar[frozenset[str]] = frozenset({"count", "exception", "message", "crash"})
 
     count: int
     exception: str | None
     message: str = Field(description="The masked first line, as a group's `message`.")
-    crash: str | None
+    crash: str | None = Field(description="Its first assertion site, file:line.")
+    sites: int = Field(1, description="Assertion sites that fail with this message (the same check in many files).")
 
 
 class Since(_Value):
@@ -404,7 +405,9 @@ class LocalizationNote(_Value):
 
     always_present: ClassVar[frozenset[str]] = frozenset({"repeated", "seconds"})
 
-    recorder: str = Field("", description="What recorded the functions each test ran: `sys.monitoring`, `sys.setprofile`.")
+    recorder: str = Field(
+        "", description="What recorded the functions each test ran: `sys.monitoring`, `sys.setprofile`."
+    )
     repeated: int = Field(description="Tests the second pass ran, failing ones first.")
     seconds: Seconds = Field(description="Seconds the second pass took.")
     reason: str = Field("", description="Why no culprit is named, or why the pass stopped early; empty when neither.")

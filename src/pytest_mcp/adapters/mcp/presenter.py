@@ -22,7 +22,6 @@ from pytest_mcp.domain.paging import LISTING_PRIORITY
 from pytest_mcp.domain.text import CAPTURE_LINES, EVIDENCE_LINES, evidence_lines, last_lines, short_line
 from pytest_mcp.ports.presenter import ResultPresenter
 
-_SYMPTOMS = 8
 _LISTED_NODE_IDS = 200
 _LISTED_MODULES = 20
 
@@ -72,10 +71,8 @@ def _render_group(group: FailureGroup) -> list[str]:
     culprit = f"; likely cause {group.culprit.where}" if group.culprit is not None and not group.symptoms else ""
     lines = [f"[{group.id}] {group.title}{culprit}{since}", f"  members: {', '.join(group.members)}"]
     if group.symptoms:
-        lines.append(f"  symptoms ({len(group.symptoms)}):")
-        lines += [f"    {_symptom(symptom)}" for symptom in group.symptoms[:_SYMPTOMS]]
-        if len(group.symptoms) > _SYMPTOMS:
-            lines.append(f"    [... {len(group.symptoms) - _SYMPTOMS} more in structuredContent ...]")
+        lines.append("  symptoms:")
+        lines += [f"    {_symptom(symptom)}" for symptom in group.symptoms]
     return lines + [f"  {line}" for line in report]
 
 
@@ -83,7 +80,8 @@ def _symptom(symptom: Symptom) -> str:
     message = symptom.message or ""
     if symptom.exception and not message.startswith(symptom.exception):
         message = f"{symptom.exception}: {message}" if message else symptom.exception
-    return f"{symptom.count} at {symptom.crash or '?'}: {short_line(message or 'no message')}"
+    where = f"{symptom.sites} sites, first {symptom.crash}" if symptom.sites > 1 else (symptom.crash or "?")
+    return f"{symptom.count} at {where}: {short_line(message or 'no message')}"
 
 
 def _render_culprits(result: RunResult) -> list[str]:
