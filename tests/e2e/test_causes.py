@@ -97,9 +97,15 @@ async def test_an_injected_wrong_value_is_named_first_as_one_cause_then_said_to_
 ) -> None:
     root = shop(tmp_path / "project")
 
+    price = root / "shop" / "price.py"
+    broken = price.read_text(encoding="utf-8")
     async with start_server(root, tmp_path, *GENEROUS).client() as client:
         first, text = await _run(client)
         again, again_text = await _run(client)
+        price.write_text(PRICE, encoding="utf-8")  # fixed: a run that passes forgets the failures
+        fixed, _ = await _run(client)
+        price.write_text(broken, encoding="utf-8")
+        broken_again, _ = await _run(client)
 
     assert first["summary"]["failed"] == 2 * FILES
     (culprit, *_) = first["culprits"]
@@ -124,6 +130,10 @@ async def test_an_injected_wrong_value_is_named_first_as_one_cause_then_said_to_
     # Since the last run the function has not changed: it is still the culprit, on the spectrum alone.
     assert again["culprits"][0]["function"] == "gross_price"
     assert again["culprits"][0]["changed"] is False
+
+    assert fixed["exit_code"] == 0
+    assert broken_again["groups"][0]["since"] == {"new": 2 * FILES, "preexisting": 0, "flaky": 0}
+    assert broken_again["culprits"][0]["changed"] is True  # since the passing run, read against HEAD
 
 
 async def test_a_test_that_passes_when_repeated_is_flaky(tmp_path: Path) -> None:

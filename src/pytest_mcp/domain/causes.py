@@ -50,6 +50,20 @@ class NameCauses:
         self._runner = runner
         self._policy = policy
 
+    async def forget(self, spec: RunSpec, reports: Sequence[ReportedTest], history: RunHistory | None) -> None:
+        """A run whose failures are not read by cause (nothing failed, or `detail` was `summary`) still
+        tells the history which tests failed and which it ran and did not fail."""
+        if history is None:
+            return
+        previous = await history.recall()
+        signatures = _signatures(reports)
+        flaky = {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
+        # What changed since this run cannot be told without reading the code: the next failing run
+        # compares with git's HEAD instead of a record that may be stale.
+        following = updated(previous, spec, signatures, flaky, {}).model_copy(update={"digests": {}})
+        if following != previous:
+            await history.remember(following)
+
     async def __call__(
         self, spec: RunSpec, duration: float, reports: Sequence[ReportedTest], history: RunHistory | None
     ) -> Causes:
@@ -76,7 +90,7 @@ class NameCauses:
         }
         flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
         flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
-        signatures = {test.node_id: signature_of(test).id for test in reports if test.outcome in ("failed", "error")}
+        signatures = _signatures(reports)
         crashes = {
             signature.id: signature.crash.rsplit(":", 1)[0] if signature.crash else None
             for signature in map(signature_of, reports)
@@ -95,6 +109,11 @@ class NameCauses:
         if history is not None:
             await history.remember(updated(previous, spec, signatures, flaky_now, localization.digests()))
         return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), bool(failing)), full)
+
+
+def _signatures(reports: Sequence[ReportedTest]) -> dict[str, str]:
+    """Each failing test's signature group id: what the history compares the next run's with."""
+    return {test.node_id: signature_of(test).id for test in reports if test.is_failure}
 
 
 def _culprits(

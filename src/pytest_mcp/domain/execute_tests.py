@@ -130,6 +130,8 @@ class ExecuteTests(Generic[T]):
         if request.detail != "summary" and any(test.is_failure for test in report.tests):
             causes = await self._causes(spec, report.duration, _shown(request, report.tests), history)
             groups = tuple(_with_bare_representative(group) for group in causes.groups)
+        else:
+            await self._causes.forget(spec, report.tests, history)
         clean = exit_code in (0, 5) and not report.collection_errors
         failures_listed = not clean and request.detail != "summary"
         # A clean run's counts say all there is: no output to read, no command to reproduce. Groups

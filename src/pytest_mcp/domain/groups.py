@@ -260,8 +260,13 @@ def cause_title(culprit: Culprit, count: int, ways: int) -> str:
 
 
 def symptom_groups(reports: Iterable[ReportedTest]) -> dict[str, list[str]]:
-    """Each signature group's id and its tests' node ids, in run order: the symptoms a localization reads."""
-    return {group_id: [test.node_id for test in members] for group_id, _signature, members in _grouped(reports)}
+    """Each failure's or error's signature group: its id and its tests' node ids, in run order; the
+    symptoms a localization reads (an xpass is no failure of the code)."""
+    return {
+        group_id: [test.node_id for test in members]
+        for group_id, signature, members in _grouped(reports)
+        if signature.outcome in ("failed", "error")
+    }
 
 
 def skip_reasons(reports: Iterable[ReportedTest]) -> tuple[SkipReason, ...]:
