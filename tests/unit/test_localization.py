@@ -208,3 +208,37 @@ def test_the_recorder_follows_the_interpreter_as_the_plugin_chooses_it() -> None
     assert recorder_for(python("3.11.7")) == "sys.setprofile"
     assert recorder_for(python("3.9.18")) == "sys.setprofile"
     assert recorder_for(python("3.12.1", "PyPy")) == "sys.setprofile"
+
+
+def test_without_git_a_function_whose_file_was_touched_since_the_last_run_counts_as_changed() -> None:
+    spectrum = shop_spectrum()
+    no_git = spectrum.model_copy(
+        update={
+            "functions": tuple(
+                f.model_copy(update={"at_head": False, "head": None, "modified": 200.0 if f.name == "label" else 50.0})
+                for f in spectrum.functions
+            )
+        }
+    )
+
+    assert Localization(no_git, {}, last_run=100.0).changed[LABEL]
+    assert not Localization(no_git, {}, last_run=100.0).changed[GROSS]
+    assert not Localization(no_git, {}, last_run=0.0).changed[LABEL], "no last run: nothing to compare with"
+    # With git, a function differing from HEAD changed since the last run only if its file was touched since.
+    at_head = shop_spectrum(label={"digest": "b2", "modified": 50.0})
+    assert not Localization(at_head, {}, last_run=100.0).changed[LABEL]
+    assert Localization(at_head, {}, last_run=0.0).changed[LABEL]
+
+
+def test_a_second_pass_repeats_a_few_failures_of_each_symptom_in_turn() -> None:
+    from pytest_mcp.domain.causes import REPEATED_AT_MOST, REPEATED_PER_SYMPTOM, repeated
+
+    symptoms = {"big": [f"t.py::big[{i}]" for i in range(300)], "small": ["t.py::one", "t.py::two"]}
+
+    chosen = repeated(symptoms)
+
+    assert chosen[:4] == ("t.py::big[0]", "t.py::one", "t.py::big[1]", "t.py::two")
+    assert len(chosen) == REPEATED_PER_SYMPTOM + 2
+    many = {f"g{i}": [f"t.py::f{i}[{j}]" for j in range(20)] for i in range(30)}
+    assert len(repeated(many)) == REPEATED_AT_MOST
+    assert {node_id.split("[")[0] for node_id in repeated(many)} == {f"t.py::f{i}" for i in range(30)}

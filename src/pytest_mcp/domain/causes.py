@@ -6,7 +6,7 @@ pass that could not run: the answer then says why in one line, and the signature
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_mcp.domain.groups import failure_groups, signature_of, symptom_groups
@@ -61,8 +61,7 @@ class NameCauses:
         # What changed since this run cannot be told without reading the code: the next failing run
         # compares with git's HEAD instead of a record that may be stale.
         following = updated(previous, spec, signatures, flaky, {}).model_copy(update={"digests": {}})
-        if following != previous:
-            await history.remember(following)
+        await history.remember(following)  # every run: a later edit is one made since this run
 
     async def __call__(
         self, spec: RunSpec, duration: float, reports: Sequence[ReportedTest], history: RunHistory | None
@@ -77,11 +76,13 @@ class NameCauses:
         elif failing and self._policy.localize > 0:
             modules = tuple(dict.fromkeys(node_id.split("::", 1)[0] for node_id in failing))
             spectrum = await self._runner.localize(
-                LocalizeSpec(run=spec, failing=tuple(dict.fromkeys(failing)), modules=modules, seconds=seconds)
+                LocalizeSpec(run=spec, failing=repeated(symptoms), modules=modules, seconds=seconds)
             )
         elif failing:
             spectrum = "localization is off (--localize 0)"
-        localization = Localization(spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests)
+        localization = Localization(
+            spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.last_run
+        )
         verdicts = localization.verdicts(symptoms)
         causes = {
             group_id: localization.culprit(verdict.ranked[0])
@@ -109,6 +110,21 @@ class NameCauses:
         if history is not None:
             await history.remember(updated(previous, spec, signatures, flaky_now, localization.digests()))
         return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), bool(failing)), full)
+
+
+REPEATED_PER_SYMPTOM = 10
+REPEATED_AT_MOST = 100
+
+
+def repeated(symptoms: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """The failing tests a second pass repeats, in turn from each symptom: at most REPEATED_PER_SYMPTOM
+    of each and REPEATED_AT_MOST in all. A few failures per symptom rank its culprits as well as all
+    of them; the time they leave goes to the passing tests, which tell a culprit from its callers."""
+    queues = [list(dict.fromkeys(members))[:REPEATED_PER_SYMPTOM] for members in symptoms.values()]
+    chosen: list[str] = []
+    for turn in range(REPEATED_PER_SYMPTOM):
+        chosen += [queue[turn] for queue in queues if turn < len(queue)]
+    return tuple(dict.fromkeys(chosen))[:REPEATED_AT_MOST]
 
 
 def _signatures(reports: Sequence[ReportedTest]) -> dict[str, str]:

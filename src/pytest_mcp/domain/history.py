@@ -29,6 +29,7 @@ class History(_Value):
     digests: dict[str, str] = Field(
         default_factory=dict, description="`file::function` -> a digest of its code, at the last localization."
     )
+    last_run: float = Field(0.0, description="When the last run ended, in seconds since the epoch; 0: never.")
 
 
 def since(
@@ -83,4 +84,5 @@ def updated(
         failing=dict(list(failing.items())[-MAX_FAILING:]),
         flaky=tuple(flaky[-MAX_FLAKY:]),
         digests=dict(list(merged.items())[-MAX_DIGESTS:]),
+        last_run=history.last_run,
     )

@@ -38,6 +38,7 @@ class CodeFunction(_Value):
         None, description="The same digest at git's HEAD; None when there is no git, or it is new since."
     )
     at_head: bool = Field(False, description="Whether git's HEAD was read for it (head None then means new).")
+    modified: float | None = Field(None, description="Its file's modification time, in seconds since the epoch.")
 
     @property
     def key(self) -> str:
@@ -99,24 +100,29 @@ class Verdict:
     flaky: tuple[str, ...]  # its failing tests that passed when repeated
 
 
-def changed_since(function: CodeFunction, last_digests: Mapping[str, str]) -> bool:
-    """Changed since the project's last recorded run, or, with no record of it, since git's HEAD."""
+def changed_since(function: CodeFunction, last_digests: Mapping[str, str], last_run: float = 0.0) -> bool:
+    """Changed since the project's last run: against the digest it recorded; without one, against git's
+    HEAD, where its file was touched since the last run (or there was none); without git, its file
+    touched since the last run (the whole file's functions, then: the spectrum ranks them)."""
     if function.digest is None:
         return False
     if function.key in last_digests:
         return last_digests[function.key] != function.digest
-    return function.at_head and function.head != function.digest
+    touched = function.modified is not None and last_run > 0 and function.modified > last_run
+    if function.at_head:
+        return function.head != function.digest and (touched or not last_run)
+    return touched
 
 
 class Localization:
     """The spectrum read against the first run's symptom groups."""
 
-    def __init__(self, spectrum: Spectrum, last_digests: Mapping[str, str]) -> None:
+    def __init__(self, spectrum: Spectrum, last_digests: Mapping[str, str], last_run: float = 0.0) -> None:
         self.spectrum = spectrum
         self._traces = {trace.node_id: trace for trace in spectrum.tests}
         blamable = [not is_test_code(function.file, spectrum.test_modules) for function in spectrum.functions]
         self._blamable = blamable
-        self.changed = tuple(changed_since(function, last_digests) for function in spectrum.functions)
+        self.changed = tuple(changed_since(function, last_digests, last_run) for function in spectrum.functions)
 
     def verdicts(self, groups: Mapping[str, Sequence[str]]) -> dict[str, Verdict]:
         """Each group's ranked culprits: its failing tests that failed again, against every test that passed.

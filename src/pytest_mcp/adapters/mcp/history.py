@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,8 @@ class StoredHistory(RunHistory):
             return History()
 
     async def remember(self, history: History) -> None:
+        stamped = history.model_copy(update={"last_run": time.time()})  # what a file edited since is newer than
         try:
-            await self._store.keep_history(self._key, history, HISTORY_TTL)
+            await self._store.keep_history(self._key, stamped, HISTORY_TTL)
         except RunStoreUnavailable as exc:
             _log.warning("history_not_kept", error=str(exc))

@@ -153,9 +153,12 @@ async def with_digests(spectrum: Spectrum, root: Path) -> Spectrum:
     if not files:
         return spectrum
     now = {}
+    modified: dict[str, float] = {}
     for file in files:
         try:
-            now[file] = _digests((root / file).read_bytes())
+            path = root / file
+            modified[file] = path.stat().st_mtime
+            now[file] = _digests(path.read_bytes())
         except OSError:
             now[file] = ({}, {})
     head_sources = await _at_head(root, files)
@@ -168,7 +171,7 @@ async def with_digests(spectrum: Spectrum, root: Path) -> Spectrum:
         by_name, by_line = now[function.file]
         # Before Python 3.11 a code object knows its name, not its qualified name: its line tells.
         name, digest = by_line.get(function.first) or (function.name, by_name.get(function.name))
-        update: dict[str, Any] = {"name": name, "digest": digest}
+        update: dict[str, Any] = {"name": name, "digest": digest, "modified": modified.get(function.file)}
         if head_sources is not None:
             update.update(at_head=True, head=head[function.file].get(name))
         functions.append(function.model_copy(update=update))

@@ -28,6 +28,17 @@ import _pytest_mcp_protocol as protocol
 import pytest
 
 _OUTSIDE = ("site-packages", "dist-packages")
+_PYTEST = os.path.dirname(os.path.dirname(pytest.__file__))
+
+
+def _called_by_pytest(frame):
+    """Whether pytest itself called this function: the repr of a value in a failing assertion's
+    explanation, which only failing tests run, is no evidence against the code."""
+    caller = frame.f_back
+    return caller is not None and caller.f_code.co_filename.startswith(_PYTEST_OWN)
+
+
+_PYTEST_OWN = os.path.join(_PYTEST, "_pytest") + os.sep
 
 
 def pytest_addoption(parser):
@@ -112,8 +123,11 @@ class _MonitoringRecorder:
 
     def _entered(self, code, offset):
         found = self.functions.id_of(code)
-        if found is not None:
-            self.seen.add(found)
+        if found is None:
+            return sys.monitoring.DISABLE
+        if _called_by_pytest(sys._getframe(1)):
+            return None  # a repr for a failure's explanation: wait for a call of the test's own
+        self.seen.add(found)
         return sys.monitoring.DISABLE
 
     def start(self):
@@ -137,7 +151,7 @@ class _ProfileRecorder:
         self.codes = set()
 
     def _profile(self, frame, event, arg):
-        if event == "call":
+        if event == "call" and frame.f_code not in self.codes and not _called_by_pytest(frame):
             self.codes.add(frame.f_code)
 
     def start(self):

@@ -1,0 +1,139 @@
+"""The second pass's recorder inside a real pytest (ADR 0020): the functions each test ran, no more.
+
+On this interpreter (sys.setprofile before Python 3.12, sys.monitoring from 3.12), and on a 3.12+
+interpreter from pyenv when there is one with pytest importable.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
+from pytest_mcp.adapters.pytest_subprocess.spectrum import read_spectrum
+
+PLUGIN = Path(protocol.__file__).parent
+
+MONEY = """
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        return self.cents == other.cents
+
+    def __repr__(self):
+        return f"Money({self.cents})"
+
+
+def add(a, b):
+    return Money(a.cents + b.cents + 1)  # the bug
+
+
+def double(a):
+    return Money(a.cents * 2)
+"""
+
+TESTS = """
+import threading
+
+from money import Money, add, double
+
+
+def test_add():
+    assert add(Money(1), Money(2)) == Money(3)
+
+
+def test_double():
+    assert double(Money(2)) == Money(4)
+
+
+def test_in_a_thread():
+    done = []
+    worker = threading.Thread(target=lambda: done.append(double(Money(1))))
+    worker.start()
+    worker.join()
+    assert done == [Money(2)]
+"""
+
+
+def _record(python: str, root: Path) -> dict[str, set[str]]:
+    (root / "first.txt").write_text("test_money.py::test_add\n", encoding="utf-8")
+    completed = subprocess.run(
+        [
+            python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            protocol.SPECTRUM_PLUGIN,
+            f"{protocol.OPTION_SPECTRUM}={root / 'spectrum.jsonl'}",
+            f"{protocol.OPTION_SPECTRUM_FIRST}={root / 'first.txt'}",
+            "-p",
+            "no:cacheprovider",
+            "test_money.py",
+        ],
+        cwd=root,
+        env={"PYTHONPATH": str(PLUGIN), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    spectrum = read_spectrum(root / "spectrum.jsonl", 1 << 20)
+    names = [function.name for function in spectrum.functions]
+    assert spectrum.recorder == ("sys.monitoring" if _monitored(python) else "sys.setprofile")
+    return {trace.node_id: {names[i] for i in trace.functions} | {trace.outcome} for trace in spectrum.tests}
+
+
+def _monitored(python: str) -> bool:
+    check = "import sys; print(hasattr(sys, 'monitoring'))"
+    return subprocess.run([python, "-c", check], capture_output=True, text=True).stdout.strip() == "True"
+
+
+def _monitoring_python(tmp_path: Path) -> str:
+    """A Python 3.12+ with pytest: a venv made from pyenv's (the machines have one), pytest from the index."""
+    candidates = sorted(Path.home().glob(".pyenv/versions/3.1[2-9]*/bin/python"))
+    if not candidates:
+        pytest.skip("no Python 3.12 or later under pyenv")
+    venv = tmp_path / "venv312"
+    subprocess.run([str(candidates[0]), "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "pytest"],
+        check=True,
+        timeout=300,
+    )
+    return str(venv / "bin" / "python")
+
+
+def test_each_test_records_the_functions_it_ran_and_not_the_repr_pytest_calls_to_explain_a_failure(
+    tmp_path: Path,
+) -> None:
+    _check(sys.executable, tmp_path / "project")
+
+
+@pytest.mark.slow
+def test_sys_monitoring_records_the_same_on_python_3_12_and_later(tmp_path: Path) -> None:
+    python = _monitoring_python(tmp_path)
+    assert _monitored(python)
+    _check(python, tmp_path / "project")
+
+
+def _check(python: str, tmp_path: Path) -> None:
+    tmp_path.mkdir()
+    (tmp_path / "money.py").write_text(MONEY, encoding="utf-8")
+    (tmp_path / "test_money.py").write_text(TESTS, encoding="utf-8")
+
+    traces = _record(python, tmp_path)
+
+    assert next(iter(traces)) == "test_money.py::test_add", "the failing test runs first"
+    assert traces["test_money.py::test_add"] >= {"failed", "add", "Money.__init__", "Money.__eq__"}
+    assert "Money.__repr__" not in traces["test_money.py::test_add"], "pytest's repr of the values is no evidence"
+    assert traces["test_money.py::test_double"] >= {"passed", "double", "Money.__init__", "Money.__eq__"}
+    assert "add" not in traces["test_money.py::test_double"]
+    assert "double" in traces["test_money.py::test_in_a_thread"], "a thread the test starts is recorded"
+    # pytest calls the test function itself: test code, never blamed, not even recorded.
+    assert "test_add" not in traces["test_money.py::test_add"]
