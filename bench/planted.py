@@ -374,7 +374,7 @@ CASES: tuple[Case, ...] = (
         about="one gross_price used by 20 test files",
     ),
     Case(
-        "three bugs",
+        "three-bugs",
         (
             Plant(
                 "billing/tax.py",
