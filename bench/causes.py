@@ -3,6 +3,7 @@
     .venv/bin/python bench/causes.py                         # every case: results/causes.md and .json
     .venv/bin/python bench/causes.py --cases humanize,toolz  # some of them
     .venv/bin/python bench/causes.py --out causes-before     # results/causes-before.md and .json
+    .venv/bin/python bench/causes.py --at REV --out NAME     # the server as it was at commit REV
     .venv/bin/python bench/run.py --causes                   # the same as the first
 
 The cases are bench/planted.py's. Each real suite's sdist is fetched from PyPI once, with its test
@@ -47,6 +48,7 @@ from typing import Any
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import baseline
 import planted
 from harness import REPO, RESULTS, TARGET_BIN, bench_env, connect, ensure_venv
 from mcp import StdioServerParameters
@@ -176,32 +178,44 @@ def figures(answer: Answer, bugs: tuple[Plant, ...]) -> dict[str, Any]:
     }
 
 
-def server(root: Path, python: Path, env: dict[str, str]) -> StdioServerParameters:
-    args = ["--root", str(root), "--python", str(python)]
-    return StdioServerParameters(command=str(TARGET_BIN / "pytest-mcp"), args=args, env=env)
+@dataclass(frozen=True)
+class Server:
+    """The installed `pytest-mcp` command, or (`copy` set) the source of an earlier commit run by this venv."""
+
+    env: dict[str, str]
+    copy: Path | None = None
+
+    def params(self, root: Path, python: Path) -> StdioServerParameters:
+        args = ["--root", str(root), "--python", str(python)]
+        if self.copy is None:
+            return StdioServerParameters(command=str(TARGET_BIN / "pytest-mcp"), args=args, env=self.env)
+        env = self.env | {"PYTHONPATH": str(self.copy)}
+        return StdioServerParameters(command=sys.executable, args=[*baseline.server_args(), *args], env=env)
 
 
-async def measure_case(case: Case, project: Project, work: Path, env: dict[str, str]) -> dict[str, Any]:
-    row: dict[str, Any] = {}
+async def measure_case(case: Case, project: Project, work: Path, server: Server) -> dict[str, Any]:
+    env = server.env
+    row: dict[str, Any] = {"load": round(os.getloadavg()[0], 1)}  # other work on the machine, as the case starts
     row["raw_clean"] = raw_pytest(fresh_copy(case, project, work / "raw-clean", bugs=False), project.python, env)
     edited = fresh_copy(case, project, work / "edited", bugs=False)
-    async with connect(server(edited, project.python, env), f"causes-{case.key}") as session:
+    async with connect(server.params(edited, project.python), f"causes-{case.key}") as session:
         row["clean"] = figures(await execute(session), case.plants)
         for bug in case.plants:
             planted.plant(edited, bug)
         row["after_edit"] = figures(await execute(session), case.plants)
     cold = fresh_copy(case, project, work / "cold", bugs=True)
-    async with connect(server(cold, project.python, env), f"causes-{case.key}") as session:
+    async with connect(server.params(cold, project.python), f"causes-{case.key}") as session:
         row["planted"] = figures(await execute(session), case.plants)
     row["raw_planted"] = raw_pytest(fresh_copy(case, project, work / "raw-planted", bugs=True), project.python, env)
     return row
 
 
 def revision() -> str:
+    """The last commit that changed the server's code (src/), which is what the figures measure."""
     git = shutil.which("git") or "git"
-    head = subprocess.run([git, "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    last = subprocess.run([git, "log", "-1", "--format=%h", "--", "src"], cwd=REPO, capture_output=True, text=True)
     dirty = subprocess.run([git, "status", "--porcelain", "src"], cwd=REPO, capture_output=True, text=True)
-    return head.stdout.strip() + (" with uncommitted changes under src/" if dirty.stdout.strip() else "")
+    return last.stdout.strip() + (" with uncommitted changes under src/" if dirty.stdout.strip() else "")
 
 
 def describe(case: Case) -> dict[str, Any]:
@@ -217,15 +231,14 @@ def describe(case: Case) -> dict[str, Any]:
     }
 
 
-def measure(cases: list[Case]) -> list[dict[str, Any]]:
-    env = bench_env()
+def measure(cases: list[Case], server: Server) -> list[dict[str, Any]]:
     rows = []
     for case in cases:
         print(f"{case.key}: {case.label}", flush=True)
         with tempfile.TemporaryDirectory(prefix="bench-causes-") as directory:
             work = Path(directory)
             project = prepare(case, work)
-            row = describe(case) | anyio.run(measure_case, case, project, work, env)
+            row = describe(case) | anyio.run(measure_case, case, project, work, server)
         for scenario in ("clean", "after_edit", "planted"):
             found = row[scenario]
             print(
@@ -300,9 +313,11 @@ def render(rows: list[dict[str, Any]], config: dict[str, Any]) -> str:
     lines = [
         "# Culprits on planted bugs (issue 38)",
         "",
-        f"Measured by `{config['command']}` at {config['revision']} on {config['date']} ({config['machine']}; "
+        f"Measured by `{config['command']}` on the server's code at {config['revision']}, on {config['date']} "
+        f"({config['machine']}; "
         f"Python {config['python_version']}, the suites' pytest 9.2.0), {config['minutes']} minutes. One run of "
-        "each, on a shared machine: the seconds are a single sample, not a median.",
+        "each, on a shared machine: the seconds are a single sample, not a median; *load* is the 1-minute load "
+        "average as the case started (2 cores: above 2, other work was waiting for them).",
         "",
         "Each project is a fresh copy per run. *No previous run*: a fresh server on a planted copy. *After an "
         "edit*: the server that ran the clean copy, called again once the bug was planted in that copy. "
@@ -336,14 +351,15 @@ def render(rows: list[dict[str, Any]], config: dict[str, Any]) -> str:
         "",
         "## Clean suite: passing runs unchanged",
         "",
-        "| case | tests | exit code | answer bytes | wall s | raw pytest s (clean) | raw pytest says |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| case | tests | exit code | answer bytes | wall s | raw pytest s (clean) | raw pytest says | load |",
+        "|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for row in rows:
         clean = row["clean"]
         lines.append(
             f"| {row['key']} | {clean['tests']:,} | {clean['exit_code']} | {clean['bytes']:,} | "
-            f"{clean['seconds']:.2f} | {row['raw_clean']['seconds']:.2f} | {row['raw_clean']['summary']} |"
+            f"{clean['seconds']:.2f} | {row['raw_clean']['seconds']:.2f} | {row['raw_clean']['summary']} | "
+            f"{row.get('load', '—')} |"
         )
     lines += ["", "## Against the goals", "", *goals(rows), ""]
     culprits = [(row["key"], row["planted"]["culprits"]) for row in rows if row["planted"]["culprits"]]
@@ -361,6 +377,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", help=f"comma-separated, of: {', '.join(case.key for case in CASES)}")
     parser.add_argument("--out", default="causes", help="results/NAME.md and NAME.json (default causes)")
+    parser.add_argument("--at", metavar="REV", help="run the server as it was at commit REV (bench/baseline.py)")
     return parser.parse_args(argv)
 
 
@@ -372,10 +389,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no such case: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    rows = measure([case for case in CASES if case.key in wanted])
+    at = baseline.build(args.at) if args.at else None
+    server = Server(bench_env(), at[1] if at else None)
+    rows = measure([case for case in CASES if case.key in wanted], server)
     config = {
         "command": "bench/causes.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "revision": revision(),
+        "revision": at[0] if at else revision(),
         "python_version": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
