@@ -4,6 +4,7 @@
     .venv/bin/python bench/causes.py --cases humanize,toolz  # some of them
     .venv/bin/python bench/causes.py --out causes-before     # results/causes-before.md and .json
     .venv/bin/python bench/causes.py --at REV --out NAME     # the server as it was at commit REV
+    .venv/bin/python bench/causes.py --git --out NAME        # each copy a git repository, the bug uncommitted
     .venv/bin/python bench/run.py --causes                   # the same as the first
 
 The cases are bench/planted.py's. Each real suite's sdist is fetched from PyPI once, with its test
@@ -89,10 +90,16 @@ def prepare(case: Case, work: Path) -> Project:
     return Project(source, venv / "bin" / "python")
 
 
-def fresh_copy(case: Case, project: Project, into: Path, *, bugs: bool) -> Path:
+def fresh_copy(case: Case, project: Project, into: Path, *, bugs: bool, git: bool = False) -> Path:
+    """A copy of the clean project, with its bugs planted when `bugs`; with `git`, a repository whose HEAD is
+    the clean project, so that a planted bug is an uncommitted change (as a user's edit would be)."""
     shutil.copytree(project.source, into, ignore=shutil.ignore_patterns(".pytest_cache", "__pycache__"))
     if case.suite is not None:
         planted.leave_out(into, case.suite)
+    if git:
+        command = [shutil.which("git") or "git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+        for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "clean"]):
+            subprocess.run([*command, *argv], cwd=into, check=True, capture_output=True)
     if bugs:
         for bug in case.plants:
             planted.plant(into, bug)
@@ -184,6 +191,7 @@ class Server:
 
     env: dict[str, str]
     copy: Path | None = None
+    git: bool = False  # every copy a git repository at the clean project
 
     def params(self, root: Path, python: Path) -> StdioServerParameters:
         args = ["--root", str(root), "--python", str(python)]
@@ -197,13 +205,13 @@ async def measure_case(case: Case, project: Project, work: Path, server: Server)
     env = server.env
     row: dict[str, Any] = {"load": round(os.getloadavg()[0], 1)}  # other work on the machine, as the case starts
     row["raw_clean"] = raw_pytest(fresh_copy(case, project, work / "raw-clean", bugs=False), project.python, env)
-    edited = fresh_copy(case, project, work / "edited", bugs=False)
+    edited = fresh_copy(case, project, work / "edited", bugs=False, git=server.git)
     async with connect(server.params(edited, project.python), f"causes-{case.key}") as session:
         row["clean"] = figures(await execute(session), case.plants)
         for bug in case.plants:
             planted.plant(edited, bug)
         row["after_edit"] = figures(await execute(session), case.plants)
-    cold = fresh_copy(case, project, work / "cold", bugs=True)
+    cold = fresh_copy(case, project, work / "cold", bugs=True, git=server.git)
     async with connect(server.params(cold, project.python), f"causes-{case.key}") as session:
         row["planted"] = figures(await execute(session), case.plants)
     row["raw_planted"] = raw_pytest(fresh_copy(case, project, work / "raw-planted", bugs=True), project.python, env)
@@ -323,7 +331,13 @@ def render(rows: list[dict[str, Any]], config: dict[str, Any]) -> str:
         "edit*: the server that ran the clean copy, called again once the bug was planted in that copy. "
         "Culprit rank: the planted function's place in the answer's `culprits` (1 is first; one figure per bug). "
         "File / function in the text: whether the planted file's path and the function's qualified name appear "
-        "anywhere in the text block. Answer bytes: structured content (compact JSON) plus the text.",
+        "anywhere in the text block. Answer bytes: structured content (compact JSON) plus the text. "
+        + (
+            "Every copy the server ran is a git repository whose HEAD is the clean project: the bug is an "
+            "uncommitted change."
+            if config.get("git")
+            else "No copy is a git repository: nothing but the server's own runs says what changed."
+        ),
         "",
         "## The bugs",
         "",
@@ -378,6 +392,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cases", help=f"comma-separated, of: {', '.join(case.key for case in CASES)}")
     parser.add_argument("--out", default="causes", help="results/NAME.md and NAME.json (default causes)")
     parser.add_argument("--at", metavar="REV", help="run the server as it was at commit REV (bench/baseline.py)")
+    parser.add_argument("--git", action="store_true", help="each copy a git repository at the clean project")
     return parser.parse_args(argv)
 
 
@@ -390,11 +405,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     at = baseline.build(args.at) if args.at else None
-    server = Server(bench_env(), at[1] if at else None)
+    server = Server(bench_env(), at[1] if at else None, args.git)
     rows = measure([case for case in CASES if case.key in wanted], server)
     config = {
         "command": "bench/causes.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "revision": at[0] if at else revision(),
+        "git": args.git,
         "python_version": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
