@@ -1,0 +1,408 @@
+"""The bugs bench/causes.py plants (issue 38): six real suites from PyPI sdists and two generated projects.
+
+Each bug is one exact text substitution inside one named function, checked when it is applied:
+the old text must occur exactly once in its file, and inside that function. This module only
+describes the cases and applies them; fetching and measuring are causes.py's.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WRONG_VALUE = "wrong value"
+RAISES = "raises"
+PYTEST = "pytest==9.2.0"
+
+
+class PlantError(RuntimeError):
+    """A bug could not be planted exactly as described: the suite is not the one the case was written for."""
+
+
+@dataclass(frozen=True)
+class Plant:
+    """One bug: `old` replaced by `new` in `file`, inside the function `function` (its qualified name)."""
+
+    file: str
+    function: str
+    old: str
+    new: str
+    kind: str
+    what: str
+
+
+@dataclass(frozen=True)
+class RealSuite:
+    """A PyPI sdist and the pins its tests need (never pytest-mcp). `left_out` test files are ignored by a
+    `collect_ignore` appended to `conftest` in every copy, planted or clean, for the reason `why`."""
+
+    name: str
+    version: str
+    requirements: tuple[str, ...]
+    left_out: tuple[str, ...] = ()
+    conftest: str = "tests/conftest.py"
+    why: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+    def definition(self) -> dict[str, object]:
+        """As scripts/fetch-real-suites reads a suite of real_suites.toml."""
+        return {"name": self.name, "version": self.version, "requirements": list(self.requirements)}
+
+
+@dataclass(frozen=True)
+class Case:
+    """A project and the bugs planted in it: a real suite, or a project `generate` writes into a directory."""
+
+    key: str
+    plants: tuple[Plant, ...]
+    suite: RealSuite | None = None
+    generate: Callable[[Path], None] | None = field(default=None, compare=False)
+    about: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.suite.label if self.suite else f"generated: {self.about}"
+
+
+def qualified_span(source: str, qualname: str) -> tuple[int, int] | None:
+    """The first and last line of the function or method `qualname` (`Compose.__call__`) in `source`."""
+
+    def walk(body: list[ast.stmt], prefix: str) -> tuple[int, int] | None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{node.name}"
+                if name == qualname and not isinstance(node, ast.ClassDef):
+                    return node.lineno, node.end_lineno or node.lineno
+                inner = f"{name}.<locals>." if not isinstance(node, ast.ClassDef) else f"{name}."
+                found = walk(node.body, inner)
+                if found:
+                    return found
+        return None
+
+    return walk(ast.parse(source).body, "")
+
+
+def planted_source(source: str, plant: Plant) -> str:
+    """`source` with the bug planted; PlantError unless `old` occurs exactly once, inside `plant.function`."""
+    count = source.count(plant.old)
+    if count != 1:
+        raise PlantError(f"{plant.file}: the text to replace occurs {count} times, not once: {plant.old!r}")
+    span = qualified_span(source, plant.function)
+    if span is None:
+        raise PlantError(f"{plant.file}: no function {plant.function}")
+    first = source[: source.index(plant.old)].count("\n") + 1
+    last = first + plant.old.rstrip("\n").count("\n")
+    if not (span[0] <= first and last <= span[1]):
+        raise PlantError(f"{plant.file}: lines {first}-{last} are outside {plant.function} (lines {span[0]}-{span[1]})")
+    return source.replace(plant.old, plant.new, 1)
+
+
+def plant(root: Path, bug: Plant) -> None:
+    """Plant `bug` in the project at `root`; its mtime moves 2 s on, so a change shows whatever the clock's grain."""
+    path = root / bug.file
+    path.write_text(planted_source(path.read_text(encoding="utf-8"), bug), encoding="utf-8")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+
+
+def leave_out(root: Path, suite: RealSuite) -> None:
+    """Append the suite's `collect_ignore` to its conftest (created when it has none)."""
+    if suite.left_out:
+        with (root / suite.conftest).open("a", encoding="utf-8") as conftest:
+            conftest.write(f"\n# Left out by bench/causes.py: {suite.why}\ncollect_ignore = {list(suite.left_out)!r}\n")
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+PRICING = """
+    VAT = {"standard": 0.20, "reduced": 0.05, "zero": 0.0}
+
+
+    def net_price(unit, quantity):
+        return round(unit * quantity, 2)
+
+
+    def gross_price(net, rate="standard"):
+        return round(net * (1 + VAT[rate]), 2)
+
+
+    def discounted(net, percent):
+        return round(net * (1 - percent / 100), 2)
+    """
+
+FEATURES = (
+    "cart", "checkout", "invoice", "receipt", "quote", "refund", "subscription", "voucher", "bundle", "shipping",
+    "wishlist", "order", "catalog", "basket", "reorder", "gift", "coupon", "pos", "export", "report",
+)  # fmt: skip
+
+
+def generate_shop(root: Path) -> None:
+    """20 feature modules, each with its own test file, all pricing through one `gross_price`.
+
+    Per test file: 9 tests of a total with VAT (the ones the bug breaks), a total of 0 (through
+    gross_price, still right), and 2 tests of the net price and the description, which never reach it.
+    """
+    files = {"pytest.ini": "[pytest]\n", "shop/__init__.py": "", "shop/pricing.py": PRICING}
+    for index, feature in enumerate(FEATURES):
+        unit = 2.5 + index
+        files[f"shop/{feature}.py"] = f"""
+            from shop.pricing import gross_price, net_price
+
+            UNIT = {unit}
+
+
+            def total(quantity):
+                return gross_price(net_price(UNIT, quantity))
+
+
+            def net(quantity):
+                return net_price(UNIT, quantity)
+
+
+            def describe(quantity):
+                return f"{{quantity}} x {{UNIT:.2f}} ({feature})"
+            """
+        files[f"tests/test_{feature}.py"] = f"""
+            import pytest
+
+            from shop.{feature} import describe, net, total
+
+
+            @pytest.mark.parametrize("quantity", range(1, 10))
+            def test_{feature}_total_includes_vat(quantity):
+                assert total(quantity) == round(round({unit} * quantity, 2) * 1.2, 2)
+
+
+            def test_{feature}_total_of_nothing_is_zero():
+                assert total(0) == 0
+
+
+            def test_{feature}_net(quantity=3):
+                assert net(quantity) == round({unit} * quantity, 2)
+
+
+            def test_{feature}_describe():
+                assert describe(2) == "2 x {unit:.2f} ({feature})"
+            """
+    _write(root, files)
+
+
+BILLING = {
+    "billing/__init__.py": "",
+    "billing/tax.py": """
+        def vat(net, rate=0.20):
+            return round(net * rate, 2)
+
+
+        def with_vat(net):
+            return round(net + vat(net), 2)
+        """,
+    "billing/currency.py": """
+        RATES = {"EUR": 1.0, "USD": 1.25, "GBP": 0.8}
+
+
+        def convert(amount, source, target):
+            return round(amount / RATES[source] * RATES[target], 2)
+        """,
+    "billing/labels.py": """
+        def slug(name):
+            return "-".join(name.lower().split())
+
+
+        def label(name, amount):
+            return f"{slug(name)}: {amount:.2f}"
+        """,
+}
+
+# Per module: its import, a check of 10 values the bug breaks, and one it leaves right (which still runs it).
+THREE_AREAS = {
+    "tax": ("from billing.tax import with_vat", "with_vat(n) == round(n * 1.2, 2)", "with_vat(0) == 0"),
+    "currency": (
+        "from billing.currency import convert",
+        'convert(n, "EUR", "USD") == round(n * 1.25, 2)',
+        'convert(0, "EUR", "USD") == 0',
+    ),
+    "labels": (
+        "from billing.labels import label, slug",
+        'label(f"Item {n}", n) == f"item-{n}: {n}.00"',
+        'slug("x") == "x"',
+    ),
+}
+
+
+def generate_billing(root: Path) -> None:
+    """30 test files over three modules, each with its own bug: 300 failures from three causes."""
+    files = {"pytest.ini": "[pytest]\n", **BILLING}
+    for module, (imports, broken, right) in THREE_AREAS.items():
+        for part in range(10):
+            files[f"tests/test_{module}_{part}.py"] = f"""
+                import pytest
+
+                {imports}
+
+
+                @pytest.mark.parametrize("n", range({part * 10 + 1}, {part * 10 + 11}))
+                def test_{module}_{part}(n):
+                    assert {broken}
+
+
+                def test_{module}_{part}_edge():
+                    assert {right}
+                """
+    _write(root, files)
+
+
+P = PYTEST
+CASES: tuple[Case, ...] = (
+    Case(
+        "humanize",
+        (
+            Plant(
+                "src/humanize/i18n.py",
+                "_ngettext",
+                "    return get_translation().ngettext(message, plural, num)\n",
+                "    return get_translation().ngettext(plural, message, num)\n",
+                WRONG_VALUE,
+                "singular and plural swapped",
+            ),
+        ),
+        RealSuite("humanize", "4.17.0", (P, "freezegun==1.5.5", "pytest-benchmark==5.3.1")),
+    ),
+    Case(
+        "idna",
+        (
+            Plant(
+                "idna/intranges.py",
+                "intranges_contain",
+                "        if left <= int_ < right:\n",
+                "        if left <= int_ < right - 1:\n",
+                WRONG_VALUE,
+                "off by one: the last code point of each range is outside it",
+            ),
+        ),
+        RealSuite(
+            "idna",
+            "3.20",
+            (P,),
+            left_out=("test_idna_uts46.py", "test_idna_properties.py"),
+            why="the 25,000-line generated test_idna_uts46.py makes pytest format each of its 163 failures "
+            "for about 2 s (4-6 minutes a run), and Hypothesis shrinks each property's failure",
+        ),
+    ),
+    Case(
+        "more-itertools",
+        (
+            Plant(
+                "more_itertools/recipes.py",
+                "take",
+                "    return list(islice(iterable, n))\n",
+                "    return list(islice(iterable, n))[:-1]\n",
+                WRONG_VALUE,
+                "one item short",
+            ),
+        ),
+        RealSuite("more-itertools", "11.2.1", (P,)),
+    ),
+    Case(
+        "tabulate",
+        (
+            Plant(
+                "tabulate/__init__.py",
+                "_padleft",
+                '    fmt = "{0:>%ds}" % width\n',
+                '    fmt = "{0:>%ds}" % (width + 1)\n',
+                WRONG_VALUE,
+                "one column too wide: right-aligned cells get an extra space",
+            ),
+        ),
+        RealSuite("tabulate", "0.10.0", (P,), conftest="test/conftest.py"),
+    ),
+    Case(
+        "toolz",
+        (
+            Plant(
+                "toolz/functoolz.py",
+                "Compose.__call__",
+                "        for f in self.funcs:\n            ret = f(ret)\n",
+                "        for f in self.funcs[1:]:\n            ret = f(ret)\n",
+                WRONG_VALUE,
+                "a composition skips its second function",
+            ),
+        ),
+        RealSuite("toolz", "1.2.0", (P,), conftest="toolz/tests/conftest.py"),
+    ),
+    Case(
+        "boltons",
+        (
+            Plant(
+                "boltons/urlutils.py",
+                "parse_host",
+                "    if not host:\n        return None, ''\n",
+                "    if not host:\n        return None, ''\n    if '.' in host:\n"
+                "        raise ValueError(f'cannot parse a dotted host: {host!r}')\n",
+                RAISES,
+                "raises ValueError for any host with a dot",
+            ),
+        ),
+        RealSuite("boltons", "26.2.0", (P,)),
+    ),
+    Case(
+        "gross_price",
+        (
+            Plant(
+                "shop/pricing.py",
+                "gross_price",
+                "    return round(net * (1 + VAT[rate]), 2)\n",
+                "    return round(net * (1 + VAT[rate]) * 1.01, 2)\n",
+                WRONG_VALUE,
+                "1 % too much",
+            ),
+        ),
+        generate=generate_shop,
+        about="one gross_price used by 20 test files",
+    ),
+    Case(
+        "three-bugs",
+        (
+            Plant(
+                "billing/tax.py",
+                "vat",
+                "    return round(net * rate, 2)\n",
+                "    return round(net * (rate + 0.01), 2)\n",
+                WRONG_VALUE,
+                "one point of VAT too much",
+            ),
+            Plant(
+                "billing/currency.py",
+                "convert",
+                "    return round(amount / RATES[source] * RATES[target], 2)\n",
+                "    return round(amount / RATES[target] * RATES[source], 2)\n",
+                WRONG_VALUE,
+                "source and target swapped",
+            ),
+            Plant(
+                "billing/labels.py",
+                "slug",
+                '    return "-".join(name.lower().split())\n',
+                '    if " " in name:\n        raise ValueError(f"no spaces in a slug: {name!r}")\n'
+                '    return "-".join(name.lower().split())\n',
+                RAISES,
+                "raises ValueError for a name with a space",
+            ),
+        ),
+        generate=generate_billing,
+        about="three bugs in one run, 30 test files",
+    ),
+)

@@ -1,0 +1,86 @@
+"""The bugs bench/causes.py plants for issue 38 are what they say: one exact change inside one named function."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.planted import CASES, RAISES, WRONG_VALUE, Case, Plant, PlantError, plant, planted_source
+
+REAL = [case for case in CASES if case.suite is not None]
+GENERATED = [case for case in CASES if case.generate is not None]
+SUITES = Path(__file__).resolve().parents[2] / ".cache" / "causes-suites"
+QUALNAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def _plants() -> list[pytest.param]:
+    return [pytest.param(case, bug, id=f"{case.key}:{bug.function}") for case in CASES for bug in case.plants]
+
+
+@pytest.mark.parametrize(("case", "bug"), _plants())
+def test_every_bug_names_a_file_a_function_and_a_change_that_changes_something(case: Case, bug: Plant) -> None:
+    assert not bug.file.startswith("/")
+    assert bug.file.endswith(".py")
+    assert QUALNAME.match(bug.function), bug.function
+    assert bug.old
+    assert bug.old != bug.new
+    assert bug.kind in (WRONG_VALUE, RAISES)
+    assert bug.what
+    assert ("raise " in bug.new) == (bug.kind == RAISES), "a raising bug raises; a wrong value does not"
+
+
+def test_the_cases_are_the_mix_the_issue_asks_for() -> None:
+    kinds = [bug.kind for case in REAL for bug in case.plants]
+    assert len(REAL) >= 6
+    assert kinds.count(WRONG_VALUE) >= 4
+    assert kinds.count(RAISES) >= 1
+    assert len({case.key for case in CASES}) == len(CASES)
+    assert [len(case.plants) for case in GENERATED] == [1, 3]  # one shared function; three bugs in one run
+
+
+@pytest.mark.parametrize("case", GENERATED, ids=lambda case: case.key)
+def test_a_generated_project_takes_each_of_its_bugs(tmp_path: Path, case: Case) -> None:
+    assert case.generate is not None
+    case.generate(tmp_path)
+    for bug in case.plants:
+        before = (tmp_path / bug.file).read_text()
+        plant(tmp_path, bug)
+        assert (tmp_path / bug.file).read_text() == before.replace(bug.old, bug.new)
+
+
+SOURCE = "def price(net):\n    return net * 2\n\n\ndef other(net):\n    return net\n"
+
+
+def test_a_bug_whose_text_is_missing_or_repeated_is_refused() -> None:
+    missing = Plant("m.py", "price", "    return net * 3\n", "    return net\n", WRONG_VALUE, "-")
+    repeated = Plant("m.py", "price", "net", "gross", WRONG_VALUE, "-")
+    with pytest.raises(PlantError, match="0 times"):
+        planted_source(SOURCE, missing)
+    with pytest.raises(PlantError, match="4 times"):
+        planted_source(SOURCE, repeated)
+
+
+def test_a_bug_outside_the_function_it_names_is_refused() -> None:
+    elsewhere = Plant("m.py", "other", "    return net * 2\n", "    return net * 3\n", WRONG_VALUE, "-")
+    nowhere = Plant("m.py", "Cart.total", "    return net * 2\n", "    return net * 3\n", WRONG_VALUE, "-")
+    with pytest.raises(PlantError, match="outside other"):
+        planted_source(SOURCE, elsewhere)
+    with pytest.raises(PlantError, match=r"no function Cart\.total"):
+        planted_source(SOURCE, nowhere)
+    inside = Plant("m.py", "price", "    return net * 2\n", "    return net * 3\n", WRONG_VALUE, "-")
+    assert "net * 3" in planted_source(SOURCE, inside)
+
+
+@pytest.mark.parametrize("case", REAL, ids=lambda case: case.key)
+def test_a_fetched_suite_takes_its_bug_where_the_case_says(case: Case) -> None:
+    """Only where bench/causes.py has fetched the suite (it needs the network); reading files is fast."""
+    assert case.suite is not None
+    ready = SUITES / f"{case.suite.name}-{case.suite.version}" / "ready.json"
+    if not ready.exists():
+        pytest.skip(f"{case.suite.label} is not fetched (bench/causes.py fetches it)")
+    root = ready.parent / json.loads(ready.read_text())["root"]
+    for bug in case.plants:
+        assert bug.new in planted_source((root / bug.file).read_text(encoding="utf-8"), bug)
