@@ -283,6 +283,14 @@ class AffectedRun(_Value):
         )
 
 
+class RunFacts(_Value):
+    """What pytest's process learns about a run besides its reports: the members of the reporter's
+    one `facts` event (ADR 0019), validated here, carried by RunReport as one field, and answered
+    by RunResult, which inherits these fields. A datum from inside pytest is one field here."""
+
+    affected: AffectedRun | None = Field(None, description="With affected=true: what ran and what was left out.")
+
+
 class RunProgress(_Value):
     """How far a run that is still going has got."""
 
@@ -312,7 +320,7 @@ class StoppedProcesses(_Value):
     )
 
 
-class RunResult(_Value):
+class _RunAnswer(_Value):
     """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5), or, with
     `status` "running", how far a run that goes on after the call has got.
 
@@ -383,7 +391,12 @@ class RunResult(_Value):
     )
     page: RunPage | None = Field(None, description="In get_test_run's answer with node_ids or offset: the page.")
     notes: tuple[str, ...] = Field((), description="What the server did that the call did not ask for, in words.")
-    affected: AffectedRun | None = Field(None, description="With affected=true: what ran and what was left out.")
+
+
+class RunResult(RunFacts, _RunAnswer):
+    # The answer's own fields, then the facts of the run (RunFacts' fields, after its own in the
+    # schema and on the wire): a fact added to RunFacts is a field of the answer, with no copy here.
+    __doc__ = _RunAnswer.__doc__
 
 
 class ModuleCount(_Value):

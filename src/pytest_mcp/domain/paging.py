@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_mcp.domain.errors import FieldError, InvalidArguments
 from pytest_mcp.domain.groups import members_of
-from pytest_mcp.domain.models import ReportedTest, RunPage, RunResult
+from pytest_mcp.domain.models import ReportedTest, RunFacts, RunPage, RunResult
 from pytest_mcp.domain.requests import GetTestRunRequest
 
 LISTING_PRIORITY = {"error": 0, "failed": 0, "xpassed": 1, "skipped": 2, "xfailed": 2, "passed": 3}
@@ -52,5 +52,6 @@ def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
             "command": (),
             "text_output": "",
             "coverage": None,
+            **dict(RunFacts()),  # and its facts (affected, ...)
         }
     )

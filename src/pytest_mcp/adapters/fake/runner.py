@@ -38,7 +38,7 @@ from pytest_mcp.adapters.fake.script import (
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
 from pytest_mcp.domain.environment import ProcessContainment
-from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, Summary
+from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, RunFacts, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
@@ -396,7 +396,7 @@ class FakeTestRunner(TestRunner):
             nothing_ran_is_clean=bool(affected) and self._affected.leaves_out_any,
             coverage=self._environment.coverage if spec.coverage else None,
             stopped_processes=left_running,
-            affected=affected,
+            facts=RunFacts(affected=affected),
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:

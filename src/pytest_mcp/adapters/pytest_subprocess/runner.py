@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -105,6 +106,8 @@ class SubprocessPytestRunner(TestRunner):
         private_options = [protocol.OPTION_PASSED] if spec.include_passed else []
         if spec.progress and progress is not None:
             private_options.append(protocol.OPTION_PROGRESS)
+        if spec.facts:
+            private_options.append(f"{protocol.OPTION_FACTS}={json.dumps(spec.facts)}")
         options = run_options(spec)
         turns: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
         if spec.affected:
@@ -135,7 +138,7 @@ class SubprocessPytestRunner(TestRunner):
             stderr=run.outcome.stderr,
             coverage=run.coverage,
             stopped_processes=run.stopped,
-            affected=run.parsed.affected,
+            facts=run.parsed.facts,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:

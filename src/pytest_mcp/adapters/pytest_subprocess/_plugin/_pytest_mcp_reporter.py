@@ -38,6 +38,7 @@ def pytest_addoption(parser):
     group.addoption(protocol.OPTION_PASSED, action="store_true", default=False, help="(internal)")
     group.addoption(protocol.OPTION_PROGRESS, action="store_true", default=False, help="(internal)")
     group.addoption(protocol.OPTION_LIST_LIMIT, type=int, default=None, help="(internal)")
+    group.addoption(protocol.OPTION_FACTS, default=None, help="(internal)")
 
 
 def _cut(text, head, tail):
@@ -189,6 +190,7 @@ class Reporter:
         self.reruns = {}  # node id -> (failed attempts run again, the first one's message)
         self.own_stats = {}  # the terminal's statistics, kept here only when it is not loaded
         self.terminal_missing = None
+        self.asked = json.loads(config.getoption(protocol.OPTION_FACTS) or "{}")  # {fact: figure}
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -199,20 +201,26 @@ class Reporter:
         # reports, and the counts are the statistics it was printed from, including warnings
         # recorded by other plugins' sessionfinish hooks. No summary means the session never finished.
         if self.finished is not None:
+            facts = self._facts()
+            if facts:
+                self.emit(protocol.FACTS, v=protocol.FACTS_VERSION, **facts)
             self.emit(
                 protocol.SUMMARY,
                 counts=self._counts(),
                 duration=round(time.perf_counter() - self.started, 6),
                 reproduce=self._reproduce(),
                 **self.finished,
-                **self._affected(),
             )
         self.file.close()
 
-    def _affected(self):
-        """An affected run's figures, which _pytest_mcp_testmon left on the config."""
-        figures = getattr(self.config, "_pytest_mcp_affected", None)
-        return {protocol.AFFECTED: figures} if figures is not None else {}
+    def _facts(self):
+        """The facts event's members: each fact this run learnt, named as the domain's RunFacts field
+        that validates it (ADR 0019). A fact the run did not learn is left out."""
+        facts = {}
+        figures = getattr(self.config, "_pytest_mcp_affected", None)  # _pytest_mcp_testmon's
+        if figures is not None:  # the tests it ran are the session's: under xdist only we count them
+            facts["affected"] = dict(figures, run=self.items)
+        return facts
 
     def _counts(self):
         """Every count pytest's summary line shows, by its word: the known ones, then each status a
