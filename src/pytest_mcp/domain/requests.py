@@ -260,6 +260,12 @@ class RunRequest(_Request):
 
     def spec(self, policy: RequestPolicy) -> RunSpec:
         """The run this request asks for, every default applied."""
+        return self._spec(policy)
+
+    def _spec(self, policy: RequestPolicy, **run: Any) -> RunSpec:
+        """The run with this group's fields, and `run`: what the composing request adds (RunSpec's
+        fields, by keyword, so that the spec is validated as a whole)."""
+        from pytest_mcp.domain.models import RunFacts
         from pytest_mcp.domain.runs import RunSpec
 
         return RunSpec(
@@ -267,7 +273,14 @@ class RunRequest(_Request):
             show_capture=self.show_capture,
             timeout=self.timeout or policy.default_timeout,
             include_passed=self.detail == "all",
+            # A field of this group named after a fact of the run asks pytest's process for it (ADR 0019).
+            facts={name: value for name, value in self if name in _ASKING and name in RunFacts.model_fields and value},
+            **run,
         )
+
+
+_ASKING = frozenset(RunRequest.model_fields)
+"""The fields that may ask for a fact: RunRequest's own (a composing request's `affected` selects)."""
 
 
 class _Stops(_Request):
@@ -316,22 +329,17 @@ class ExecuteTestsRequest(RunRequest, _Stops, _Selects):
         return value
 
     def spec(self, policy: RequestPolicy) -> RunSpec:
-        return (
-            super()
-            .spec(policy)
-            .model_copy(
-                update={
-                    "node_ids": tuple(self.node_ids),
-                    "markers": self.markers,
-                    "keywords": self.keywords,
-                    "maxfail": self.effective_maxfail,
-                    "last_failed": self.last_failed,
-                    "failed_first": self.failed_first,
-                    "workers": self.workers,
-                    "coverage": self.coverage,
-                    "affected": self.affected,
-                }
-            )
+        return self._spec(
+            policy,
+            node_ids=tuple(self.node_ids),
+            markers=self.markers,
+            keywords=self.keywords,
+            maxfail=self.effective_maxfail,
+            last_failed=self.last_failed,
+            failed_first=self.failed_first,
+            workers=self.workers,
+            coverage=self.coverage,
+            affected=self.affected,
         )
 
 

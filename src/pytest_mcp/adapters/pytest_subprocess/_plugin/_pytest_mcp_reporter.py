@@ -438,13 +438,14 @@ def pytest_configure(config):
     if not path or hasattr(config, "workerinput"):  # xdist workers report through the controller
         return
     if not config.pluginmanager.hasplugin("cacheprovider"):
-        # --lf and --ff read pytest's cache; without it pytest would silently run everything.
-        for option, field in (("lf", "last_failed"), ("failedfirst", "failed_first")):
+        # --lf and --ff read pytest's cache; without it pytest would silently run everything. The
+        # request's field that asks for one is named after it (--last-failed: last_failed).
+        for option in ("--last-failed", "--failed-first"):
             if config.getoption(option, default=False):
                 raise pytest.UsageError(
                     "%s %s: needs pytest's cache, which the project's configuration turns off "
                     "(-p no:cacheprovider); omit this field, or remove that option"
-                    % (protocol.REFUSED_OPTION_MARK, field)
+                    % (protocol.REFUSED_OPTION_MARK, option.lstrip("-").replace("-", "_"))
                 )
     reporter = ProgressReporter if config.getoption(protocol.OPTION_PROGRESS) else Reporter
     config.pluginmanager.register(reporter(config, path), "pytest-mcp-reporter")
