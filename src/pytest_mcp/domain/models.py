@@ -283,12 +283,24 @@ class AffectedRun(_Value):
         )
 
 
+class SlowTest(_Value):
+    """One of a run's slowest tests."""
+
+    node_id: str = Field(description="Exactly as pytest prints it; can be passed back to execute_tests.")
+    duration: Seconds = Field(description="Seconds the test took: its setup, call and teardown summed.")
+
+
 class RunFacts(_Value):
     """What pytest's process learns about a run besides its reports: the members of the reporter's
     one `facts` event (ADR 0019), validated here, carried by RunReport as one field, and answered
     by RunResult, which inherits these fields. A datum from inside pytest is one field here."""
 
     affected: AffectedRun | None = Field(None, description="With affected=true: what ran and what was left out.")
+    slowest: tuple[SlowTest, ...] = Field(
+        (),
+        description="With slowest=N: the N slowest tests, slowest first (equal durations in run order), each "
+        "test's setup, call and teardown summed; a test pytest-rerunfailures ran again, every attempt's.",
+    )
 
 
 class RunProgress(_Value):

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # serving lists the tools with this module, and imports no re
     from pytest_mcp.domain.runs import RunSpec
 
 MAX_WORKERS = 64
+MAX_SLOWEST = 50
 
 Detail = Literal["summary", "failures", "all"]
 
@@ -248,6 +249,13 @@ class RunRequest(_Request):
         "failures",
         description="'summary': counts only; 'failures': non-passing tests; 'all': every test, and the command and "
         "output tail even when the run was clean.",
+    )
+    slowest: int = Field(
+        0,
+        ge=0,
+        le=MAX_SLOWEST,
+        description="List this many of the slowest tests, slowest first, each with its setup, call and teardown "
+        f"summed; 0 lists none. At most {MAX_SLOWEST}.",
     )
 
     @field_validator("timeout")

@@ -16,6 +16,7 @@ from pytest_mcp.domain.models import (
     ModuleCount,
     ReportedTest,
     RunResult,
+    SlowTest,
     StoppedProcesses,
 )
 from pytest_mcp.domain.paging import LISTING_PRIORITY
@@ -166,6 +167,9 @@ def render_run(result: RunResult) -> str:
     if result.coverage is not None:
         lines.append("")
         lines += _render_coverage(result.coverage)
+    if result.slowest:
+        lines.append("")
+        lines += _render_slowest(result.slowest)
     if result.stopped_processes is not None:
         lines.append(render_stopped(result.stopped_processes))
     lines += [f"NOTE: {note}" for note in result.notes]
@@ -224,6 +228,11 @@ def _render_coverage(coverage: CoverageReport) -> list[str]:
     if coverage.files_omitted:
         lines.append(f"  [... {coverage.files_omitted} more files ...]")
     return lines
+
+
+def _render_slowest(slowest: tuple[SlowTest, ...]) -> list[str]:
+    lines = [f"slowest {len(slowest)} (setup + call + teardown):"]
+    return lines + [f"  {test.duration:.2f}s {test.node_id}" for test in slowest]
 
 
 def render_discovery(result: DiscoveryResult) -> str:

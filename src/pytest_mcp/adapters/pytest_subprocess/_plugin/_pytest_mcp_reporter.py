@@ -14,6 +14,7 @@ marker tells pytest to take it as imported, without rewriting its asserts (it ha
 without warning that it could not.
 """
 
+import heapq
 import json
 import time
 
@@ -191,6 +192,7 @@ class Reporter:
         self.own_stats = {}  # the terminal's statistics, kept here only when it is not loaded
         self.terminal_missing = None
         self.asked = json.loads(config.getoption(protocol.OPTION_FACTS) or "{}")  # {fact: figure}
+        self.slowest = Slowest(self.asked["slowest"]) if self.asked.get("slowest") else None
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -220,6 +222,8 @@ class Reporter:
         figures = getattr(self.config, "_pytest_mcp_affected", None)  # _pytest_mcp_testmon's
         if figures is not None:  # the tests it ran are the session's: under xdist only we count them
             facts["affected"] = dict(figures, run=self.items)
+        if self.slowest is not None:
+            facts["slowest"] = self.slowest.fact()
         return facts
 
     def _counts(self):
@@ -421,6 +425,43 @@ class Reporter:
         self.finished = {"exit_code": int(exitstatus), "total": self.items}
 
 
+class Slowest:
+    """The N slowest tests, each test's setup, call and teardown summed, in a heap of N: a few dict and
+    heap operations a test, and nothing kept for the tests that are not among the slowest. Registered
+    only when the answer asks for them."""
+
+    def __init__(self, count):
+        self.count = count
+        self.heap = []  # (seconds, -order, node id): the quickest of the slowest on top
+        self.open = {}  # node id -> seconds of its phases so far: one test at a time, one per xdist worker
+        self.again = set()  # tests pytest-rerunfailures runs again: their attempts add up
+        self.order = 0
+
+    def pytest_runtest_logreport(self, report):
+        if hasattr(report, "context"):  # a subtest: its time is inside its test's call
+            return
+        node = report.nodeid
+        spent = self.open.pop(node, 0.0) + report.duration
+        if report.when != "teardown":
+            self.open[node] = spent
+            if report.outcome == "rerun":
+                self.again.add(node)
+            return
+        if self.again and node in self.again:
+            self.again.discard(node)
+            self.open[node] = spent
+            return
+        self.order += 1
+        entry = (spent, -self.order, node)  # equal durations: the earlier test is the slower
+        if len(self.heap) < self.count:
+            heapq.heappush(self.heap, entry)
+        elif entry > self.heap[0]:
+            heapq.heapreplace(self.heap, entry)
+
+    def fact(self):
+        return [{"node_id": node, "duration": round(spent, 6)} for spent, _, node in sorted(self.heap, reverse=True)]
+
+
 class ProgressReporter(Reporter):
     """The reporter plus one event per finished test; without progress no hook runs per test."""
 
@@ -448,7 +489,10 @@ def pytest_configure(config):
                     % (protocol.REFUSED_OPTION_MARK, option.lstrip("-").replace("-", "_"))
                 )
     reporter = ProgressReporter if config.getoption(protocol.OPTION_PROGRESS) else Reporter
-    config.pluginmanager.register(reporter(config, path), "pytest-mcp-reporter")
+    plugin = reporter(config, path)
+    config.pluginmanager.register(plugin, "pytest-mcp-reporter")
+    if plugin.slowest is not None:
+        config.pluginmanager.register(plugin.slowest, "pytest-mcp-slowest")
 
 
 def pytest_unconfigure(config):
