@@ -351,6 +351,15 @@ class ExecuteTestsRequest(RunRequest, _Stops, _Selects):
         )
 
 
+class LastFailedRequest(RunRequest, _Stops):
+    """What last_failed accepts: when to stop, how long and what to answer. It selects the tests itself,
+    with pytest's own cache: those that failed last time (`--lf`); when none is recorded, pytest runs
+    every test (its default for `--lf`, `--last-failed-no-failures all`)."""
+
+    def spec(self, policy: RequestPolicy) -> RunSpec:
+        return self._spec(policy, maxfail=self.effective_maxfail, last_failed=True)
+
+
 class DiscoverTestsRequest(_Request):
     """What discover_tests accepts, and nothing more."""
 
@@ -380,7 +389,8 @@ class GetTestRunRequest(_Request):
     """What get_test_run accepts: the run, how long to wait for it, and whether to stop it."""
 
     run_id: str = Field(
-        pattern=RUN_ID_PATTERN, description="The run_id of a 'running' answer of execute_tests in this session."
+        pattern=RUN_ID_PATTERN,
+        description="The run_id of a 'running' answer in this session.",
     )
     wait: float | None = Field(
         None,
