@@ -45,7 +45,12 @@ class _Config:
     pluginmanager = _Plugins()
 
     def getoption(self, name: str) -> object:
-        return {protocol.OPTION_MODE: "run", protocol.OPTION_PASSED: False, protocol.OPTION_PROGRESS: True}[name]
+        return {
+            protocol.OPTION_MODE: "run",
+            protocol.OPTION_PASSED: False,
+            protocol.OPTION_PROGRESS: True,
+            protocol.OPTION_FACTS: None,
+        }[name]
 
 
 def _cpu(work: Callable[[], object]) -> float:
@@ -76,6 +81,18 @@ def measure(tests: int) -> list[tuple[str, float]]:
             _cpu(lambda: [reporter.pytest_runtest_logfinish("t.py::test", None) for _ in range(tests)]),
         ),
     ]
+    # slowest=50: the heap's hook on every report, with durations that keep replacing the heap's top.
+    slowest = module.Slowest(50)
+    timed = [
+        TestReport(f"t.py::test_{i // 3}", ("t.py", i, "x"), {}, "passed", None, phases[i % 3], duration=i * 1e-7)
+        for i in range(3 * min(tests, 10_000))
+    ]
+    figures.append(
+        (
+            "pytest: `Slowest.pytest_runtest_logreport`, a run with slowest=50 (3 reports)",
+            _cpu(lambda: [slowest.pytest_runtest_logreport(r) for _ in range(rounds) for r in timed]),
+        )
+    )
     reporter.file.close()
 
     async def follow() -> None:

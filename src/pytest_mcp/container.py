@@ -13,7 +13,13 @@ from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns
 from pytest_mcp.adapters.mcp.stdio_transport import StdioTransport
 from pytest_mcp.adapters.mcp.tool_errors import ErrorResults, JsonRpcErrors
 from pytest_mcp.adapters.mcp.tool_server import McpToolServer
-from pytest_mcp.adapters.mcp.tools import CheckEnvironmentTool, DiscoverTestsTool, ExecuteTestsTool, GetTestRunTool
+from pytest_mcp.adapters.mcp.tools import (
+    CheckEnvironmentTool,
+    DiscoverTestsTool,
+    ExecuteTestsTool,
+    GetTestRunTool,
+    LastFailedTool,
+)
 from pytest_mcp.adapters.structlog_logging import configure_logging
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
@@ -294,15 +300,17 @@ class Container(containers.DeclarativeContainer):
         stateless=config.stateless,
         store=run_store,
     )
+    histories = providers.Callable(_histories, store=run_store, root=config.root)
     tools = providers.List(
         providers.Singleton(
             ExecuteTestsTool,
             use_case=execute_tests.provider,
-            history=providers.Callable(_histories, store=run_store, root=config.root),
+            history=histories,
         ),
         providers.Singleton(GetTestRunTool, runs=detached_runs, policy=policy, execute_tests=execute_tests.provider),
         providers.Singleton(DiscoverTestsTool, use_case=discover_tests.provider),
         providers.Singleton(CheckEnvironmentTool, use_case=check_environment.provider),
+        providers.Singleton(LastFailedTool, use_case=execute_tests.provider, history=histories),
     )
     report_view = providers.Singleton(_report_view)
     tool_server = providers.Singleton(

@@ -140,3 +140,35 @@ async def test_a_module_that_imports_again_has_its_tests_rerun_as_failures(fresh
     rerun = await run(side, last_failed=True, node_ids=["tests", BROKEN])
 
     assert (rerun["exit_code"], rerun["summary"]["total"], rerun["summary"]["passed"]) == (0, 1, 1)
+
+
+# The last_failed tool: execute_tests' use case with pytest's --lf and no selection of its own.
+LAST_FAILED = "last_failed"
+
+
+async def test_the_last_failed_tool_reruns_what_failed_as_execute_tests_with_last_failed_does(
+    fresh_side: Side,
+) -> None:
+    side = fresh_side
+    await side.result("execute_tests", {})
+
+    tool = await side.result(LAST_FAILED, {"detail": "summary", "verbosity": 0})
+    field = await run(side, last_failed=True)
+    listed_by_the_tool = await side.result(LAST_FAILED, {"detail": "all"})
+
+    assert (tool["summary"]["total"], counts(tool)) == (4, {"failed": 2, "passed": 1, "errors": 2})
+    assert counts(tool) == counts(field)
+    assert list(dict.fromkeys(test["node_id"] for test in listed_by_the_tool["tests"])) == FAILING
+
+
+async def test_the_last_failed_tool_runs_every_test_when_no_failure_is_recorded(fresh_side: Side) -> None:
+    result = await fresh_side.result(LAST_FAILED, {"detail": "summary"})
+
+    assert result["summary"]["total"] == len([t for t in ALL_TESTS if t.startswith("tests/")])
+
+
+async def test_the_last_failed_tool_takes_no_selection_and_names_itself_in_its_errors(side: Side) -> None:
+    error = await side.error(LAST_FAILED, {"node_ids": ["tests"], "maxfail": 0})
+
+    assert error.message.startswith(f"invalid arguments for {LAST_FAILED}: ")
+    assert {problem["field"] for problem in error.data["errors"]} == {"node_ids", "maxfail"}

@@ -100,7 +100,12 @@ def test_without_a_crash_site_the_tests_own_location_keeps_unrelated_failures_ap
     one = report("tests/test_a.py::test_one", "boom", crash=None).model_copy(update={"location": "tests/test_a.py:3"})
     two = report("tests/test_b.py::test_two", "boom", crash=None).model_copy(update={"location": "tests/test_b.py:9"})
 
-    assert [group.crash for group in failure_groups([one, two])] == ["tests/test_a.py:3", "tests/test_b.py:9"]
+    assert [signature_of(test).crash for test in (one, two)] == ["tests/test_a.py:3", "tests/test_b.py:9"]
+    assert len(failure_groups([one, two])) == 2
+    assert [group.crash for group in failure_groups([one, two], compress=False)] == [
+        "tests/test_a.py:3",
+        "tests/test_b.py:9",
+    ]
 
 
 def test_the_exception_and_crash_site_are_read_from_a_pytest_traceback_when_the_report_does_not_say() -> None:

@@ -24,7 +24,7 @@ def project() -> FakeTestRunner:
 
 async def affected(runner: FakeTestRunner, **fields: object) -> tuple[list[str], AffectedRun | None, int | None]:
     report = await runner.run(RunSpec(affected=True, include_passed=True, **fields))  # type: ignore[arg-type]
-    return [test.node_id for test in report.tests], report.affected, report.termination.exit_code
+    return [test.node_id for test in report.tests], report.facts.affected, report.termination.exit_code
 
 
 async def test_the_first_affected_run_runs_everything_and_records_it() -> None:

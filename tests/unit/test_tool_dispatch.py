@@ -10,7 +10,7 @@ import pytest
 
 from pytest_mcp.adapters.mcp import tool_server
 from pytest_mcp.adapters.mcp.tools import TOOLS, Detachable, ExecuteTestsTool
-from pytest_mcp.domain.requests import ExecuteTestsRequest, GetTestRunRequest
+from pytest_mcp.domain.requests import ExecuteTestsRequest, GetTestRunRequest, RunRequest
 from pytest_mcp.testing import FakeTestRunner, connect
 
 pytestmark = pytest.mark.anyio
@@ -66,9 +66,12 @@ async def test_a_get_test_run_call_parses_its_arguments_once(tmp_path: Path, mon
     assert len(parses) == 1
 
 
-def test_only_tools_that_implement_a_running_answer_detach() -> None:
+def test_the_tools_that_run_tests_detach_and_no_other() -> None:
     detachable = [tool.name for tool in TOOLS if Detachable in tool.__mro__]
-    assert detachable == [ExecuteTestsTool.name]
+    runs_tests = [tool.name for tool in TOOLS if issubclass(tool.request_type, RunRequest)]
+    assert ExecuteTestsTool.name in detachable
+    assert len(runs_tests) >= 2
+    assert detachable == runs_tests
 
 
 def test_the_tool_server_names_no_tool() -> None:

@@ -156,9 +156,9 @@ class ExecuteTests(Generic[T]):
             text_output=text_output,
             coverage=self._worst_files_first(report.coverage),
             stopped_processes=_stopped(report.stopped_processes),
-            affected=report.affected,
             culprits=causes.culprits if causes is not None else (),
             localization=causes.note if causes is not None else None,
+            **dict(report.facts),  # the answer's RunFacts fields are the report's, whatever they are
         )
         kept = kept_reports(report.tests)
         if watch is not None and watch.run_id is not None and (kept or report.collection_errors):

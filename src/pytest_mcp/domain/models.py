@@ -370,6 +370,26 @@ class AffectedRun(_Value):
         )
 
 
+class SlowTest(_Value):
+    """One of a run's slowest tests."""
+
+    node_id: str = Field(description="Exactly as pytest prints it; can be passed back to execute_tests.")
+    duration: Seconds = Field(description="Seconds the test took: its setup, call and teardown summed.")
+
+
+class RunFacts(_Value):
+    """What pytest's process learns about a run besides its reports: the members of the reporter's
+    one `facts` event (ADR 0019), validated here, carried by RunReport as one field, and answered
+    by RunResult, which inherits these fields. A datum from inside pytest is one field here."""
+
+    affected: AffectedRun | None = Field(None, description="With affected=true: what ran and what was left out.")
+    slowest: tuple[SlowTest, ...] = Field(
+        (),
+        description="With slowest=N: the N slowest tests, slowest first (equal durations in run order), each "
+        "test's setup, call and teardown summed; a test pytest-rerunfailures ran again, every attempt's.",
+    )
+
+
 class RunProgress(_Value):
     """How far a run that is still going has got."""
 
@@ -413,7 +433,7 @@ class LocalizationNote(_Value):
     reason: str = Field("", description="Why no culprit is named, or why the pass stopped early; empty when neither.")
 
 
-class RunResult(_Value):
+class _RunAnswer(_Value):
     """The answer to execute_tests when pytest ran to completion (exit code 0, 1 or 5), or, with
     `status` "running", how far a run that goes on after the call has got.
 
@@ -484,7 +504,6 @@ class RunResult(_Value):
     )
     page: RunPage | None = Field(None, description="In get_test_run's answer with node_ids or offset: the page.")
     notes: tuple[str, ...] = Field((), description="What the server did that the call did not ask for, in words.")
-    affected: AffectedRun | None = Field(None, description="With affected=true: what ran and what was left out.")
     culprits: tuple[Culprit, ...] = Field(
         (),
         description="The functions the failures most likely come from, at most 3, best first (ADR 0020); empty "
@@ -496,6 +515,12 @@ class RunResult(_Value):
     members: tuple[str, ...] = Field(
         (), description="In get_test_run's answer with group: this page of the group's member ids."
     )
+
+
+class RunResult(RunFacts, _RunAnswer):
+    # The answer's own fields, then the facts of the run (RunFacts' fields, after its own in the
+    # schema and on the wire): a fact added to RunFacts is a field of the answer, with no copy here.
+    __doc__ = _RunAnswer.__doc__
 
 
 class ModuleCount(_Value):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_mcp.domain.errors import FieldError, InvalidArguments
-from pytest_mcp.domain.models import ReportedTest, RunPage, RunResult
+from pytest_mcp.domain.models import ReportedTest, RunFacts, RunPage, RunResult
 from pytest_mcp.domain.requests import GetTestRunRequest
 
 MEMBER_PAGE_CHARS = 12_000
@@ -53,6 +53,7 @@ def page_of(kept: RunResult, request: GetTestRunRequest) -> RunResult:
             "command": (),
             "text_output": "",
             "coverage": None,
+            **dict(RunFacts()),  # and its facts (affected, ...)
         }
     )
 
@@ -77,6 +78,7 @@ def _members_page(kept: RunResult, request: GetTestRunRequest) -> RunResult:
             "groups": (),
             "reasons": (),
             "culprits": (),
+            "localization": None,
             "members": members[request.offset : end],
             "omitted_groups": 0,
             "page": RunPage(
@@ -89,5 +91,6 @@ def _members_page(kept: RunResult, request: GetTestRunRequest) -> RunResult:
             "command": (),
             "text_output": "",
             "coverage": None,
+            **dict(RunFacts()),
         }
     )

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # serving lists the tools with this module, and imports no re
     from pytest_mcp.domain.runs import RunSpec
 
 MAX_WORKERS = 64
+MAX_SLOWEST = 50
 
 Detail = Literal["summary", "failures", "all"]
 
@@ -253,6 +254,13 @@ class RunRequest(_Request):
         description="'summary': counts only; 'failures': non-passing tests; 'all': every test, and the command and "
         "output tail even when the run was clean.",
     )
+    slowest: int = Field(
+        0,
+        ge=0,
+        le=MAX_SLOWEST,
+        description="List this many of the slowest tests, slowest first, each with its setup, call and teardown "
+        f"summed; 0 lists none. At most {MAX_SLOWEST}.",
+    )
 
     @field_validator("timeout")
     @classmethod
@@ -264,6 +272,12 @@ class RunRequest(_Request):
 
     def spec(self, policy: RequestPolicy) -> RunSpec:
         """The run this request asks for, every default applied."""
+        return self._spec(policy)
+
+    def _spec(self, policy: RequestPolicy, **run: Any) -> RunSpec:
+        """The run with this group's fields, and `run`: what the composing request adds (RunSpec's
+        fields, by keyword, so that the spec is validated as a whole)."""
+        from pytest_mcp.domain.models import RunFacts
         from pytest_mcp.domain.runs import RunSpec
 
         return RunSpec(
@@ -271,7 +285,14 @@ class RunRequest(_Request):
             show_capture=self.show_capture,
             timeout=self.timeout or policy.default_timeout,
             include_passed=self.detail == "all",
+            # A field of this group named after a fact of the run asks pytest's process for it (ADR 0019).
+            facts={name: value for name, value in self if name in _ASKING and name in RunFacts.model_fields and value},
+            **run,
         )
+
+
+_ASKING = frozenset(RunRequest.model_fields)
+"""The fields that may ask for a fact: RunRequest's own (a composing request's `affected` selects)."""
 
 
 class _Stops(_Request):
@@ -320,23 +341,27 @@ class ExecuteTestsRequest(RunRequest, _Stops, _Selects):
         return value
 
     def spec(self, policy: RequestPolicy) -> RunSpec:
-        return (
-            super()
-            .spec(policy)
-            .model_copy(
-                update={
-                    "node_ids": tuple(self.node_ids),
-                    "markers": self.markers,
-                    "keywords": self.keywords,
-                    "maxfail": self.effective_maxfail,
-                    "last_failed": self.last_failed,
-                    "failed_first": self.failed_first,
-                    "workers": self.workers,
-                    "coverage": self.coverage,
-                    "affected": self.affected,
-                }
-            )
+        return self._spec(
+            policy,
+            node_ids=tuple(self.node_ids),
+            markers=self.markers,
+            keywords=self.keywords,
+            maxfail=self.effective_maxfail,
+            last_failed=self.last_failed,
+            failed_first=self.failed_first,
+            workers=self.workers,
+            coverage=self.coverage,
+            affected=self.affected,
         )
+
+
+class LastFailedRequest(RunRequest, _Stops):
+    """What last_failed accepts: when to stop, how long and what to answer. It selects the tests itself,
+    with pytest's own cache: those that failed last time (`--lf`); when none is recorded, pytest runs
+    every test (its default for `--lf`, `--last-failed-no-failures all`)."""
+
+    def spec(self, policy: RequestPolicy) -> RunSpec:
+        return self._spec(policy, maxfail=self.effective_maxfail, last_failed=True)
 
 
 class DiscoverTestsRequest(_Request):
@@ -368,7 +393,8 @@ class GetTestRunRequest(_Request):
     """What get_test_run accepts: the run, how long to wait for it, and whether to stop it."""
 
     run_id: str = Field(
-        pattern=RUN_ID_PATTERN, description="The run_id of a 'running' answer of execute_tests in this session."
+        pattern=RUN_ID_PATTERN,
+        description="The run_id of a 'running' answer in this session.",
     )
     wait: float | None = Field(
         None,

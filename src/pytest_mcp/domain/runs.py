@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from pytest_mcp.domain.models import (
-    AffectedRun,
     CollectedTest,
     CollectionError,
     CoverageReport,
     ModuleCount,
     ReportedTest,
+    RunFacts,
     Summary,
     _Value,
 )
@@ -46,6 +46,19 @@ class RunSpec(_Value):
     coverage: bool = False
     affected: bool = False
     progress: bool = False
+    facts: dict[str, int] = Field(
+        default_factory=dict,
+        description="The facts the answer asks pytest's process for, by their RunFacts field, each with its "
+        "figure (slowest: how many tests); the reporter gathers them and writes them in its facts event.",
+    )
+
+    @field_validator("facts")
+    @classmethod
+    def _facts_are_run_facts(cls, value: dict[str, int]) -> dict[str, int]:
+        unknown = sorted(set(value) - set(RunFacts.model_fields))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)} is not a field of RunFacts")
+        return value
 
 
 class LocalizeSpec(_Value):
@@ -102,7 +115,7 @@ class RunReport(_Value):
     stopped_processes: tuple[str, ...] = Field(
         (), description="Command lines of the processes the tests left running, which were stopped at the end."
     )
-    affected: AffectedRun | None = None
+    facts: RunFacts = Field(RunFacts(), description="What pytest's process learnt besides the reports (ADR 0019).")
 
 
 class CollectionReport(_Value):

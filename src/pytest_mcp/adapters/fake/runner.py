@@ -39,7 +39,7 @@ from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
 from pytest_mcp.domain.environment import ProcessContainment
 from pytest_mcp.domain.localization import Spectrum
-from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, Summary
+from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, RunFacts, SlowTest, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
@@ -397,7 +397,7 @@ class FakeTestRunner(TestRunner):
             nothing_ran_is_clean=bool(affected) and self._affected.leaves_out_any,
             coverage=self._environment.coverage if spec.coverage else None,
             stopped_processes=left_running,
-            affected=affected,
+            facts=RunFacts(affected=affected, slowest=_slowest(reports, spec.facts.get("slowest", 0))),
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
@@ -452,3 +452,13 @@ class FakeTestRunner(TestRunner):
     @property
     def _shown_root(self) -> str:
         return self._root_text or "."
+
+
+def _slowest(reports: list[ReportedTest], count: int) -> tuple[SlowTest, ...]:
+    """The `count` slowest tests as the reporter finds them: each test's reports summed (its scripted
+    duration), slowest first, equal durations in run order."""
+    spent: dict[str, float] = {}
+    for report in reports:
+        spent[report.node_id] = spent.get(report.node_id, 0.0) + report.duration
+    ranked = sorted(spent.items(), key=lambda item: -item[1])[:count]
+    return tuple(SlowTest(node_id=node_id, duration=duration) for node_id, duration in ranked)

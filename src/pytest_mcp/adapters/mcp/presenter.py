@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import pydantic_core
 from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel
 
 from pytest_mcp.domain.models import (
     CollectedTest,
@@ -15,8 +17,10 @@ from pytest_mcp.domain.models import (
     ModuleCount,
     ReportedTest,
     RunResult,
+    SlowTest,
     StoppedProcesses,
     Symptom,
+    _Value,
 )
 from pytest_mcp.domain.paging import LISTING_PRIORITY
 from pytest_mcp.domain.text import CAPTURE_LINES, EVIDENCE_LINES, evidence_lines, last_lines, short_line
@@ -163,6 +167,9 @@ def render_run(result: RunResult) -> str:
     if result.coverage is not None:
         lines.append("")
         lines += _render_coverage(result.coverage)
+    if result.slowest:
+        lines.append("")
+        lines += _render_slowest(result.slowest)
     if result.stopped_processes is not None:
         lines.append(render_stopped(result.stopped_processes))
     lines += [f"NOTE: {note}" for note in result.notes]
@@ -228,6 +235,11 @@ def _render_coverage(coverage: CoverageReport) -> list[str]:
     return lines
 
 
+def _render_slowest(slowest: tuple[SlowTest, ...]) -> list[str]:
+    lines = [f"slowest {len(slowest)} (setup + call + teardown):"]
+    return lines + [f"  {test.duration:.2f}s {test.node_id}" for test in slowest]
+
+
 def render_discovery(result: DiscoveryResult) -> str:
     """The counts; for a collection too large to list in the text, the tests per file first and how
     to narrow; then the node ids."""
@@ -271,6 +283,7 @@ def _render_modules(result: DiscoveryResult) -> list[str]:
 
 
 DEFAULT_MAX_RESPONSE_BYTES = 32_000
+_M = TypeVar("_M", bound=BaseModel)
 
 
 def _largest_count(most: int, fits: Callable[[int], bool]) -> int:
@@ -292,6 +305,63 @@ def _json_bytes(value: RunResult | DiscoveryResult | CollectedTest | ModuleCount
 
 def _size(result: RunResult) -> int:
     return _json_bytes(result) + len(render_run(result).encode())
+
+
+_OWN_RULES = frozenset({("tests",), ("groups",), ("command",)})
+"""Lists the budget does not cut as any other: reports and groups have their order and counts (ADR
+0014), and a command cut short would run something else (it is bounded where it is made)."""
+
+
+def _parts(value: BaseModel, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Where the answer holds a list, at any depth of its values (not inside a list's items)."""
+    found: list[tuple[str, ...]] = []
+    for name in type(value).model_fields:
+        item = getattr(value, name)
+        if isinstance(item, tuple) and item and (*path, name) not in _OWN_RULES:
+            found.append((*path, name))
+        elif isinstance(item, BaseModel):
+            found += _parts(item, (*path, name))
+    return found
+
+
+def _part(value: BaseModel, path: tuple[str, ...]) -> tuple[object, ...]:
+    for name in path:
+        value = getattr(value, name)
+    return value  # type: ignore[return-value]
+
+
+def _with_part(value: _M, path: tuple[str, ...], items: tuple[object, ...]) -> _M:
+    name, *rest = path
+    replaced = _with_part(getattr(value, name), tuple(rest), items) if rest else items
+    return value.model_copy(update={name: replaced})
+
+
+def _part_bytes(items: tuple[object, ...]) -> int:
+    return len(pydantic_core.to_json([item.wire() if isinstance(item, _Value) else item for item in items]))
+
+
+def _part_within(path: tuple[str, ...], limit: int) -> Callable[[RunResult], bool]:
+    def fits(result: RunResult) -> bool:
+        return _part_bytes(_part(result, path)) <= limit
+
+    return fits
+
+
+def _cut(result: RunResult, path: tuple[str, ...], fits: Callable[[RunResult], bool]) -> RunResult:
+    """`result` with the longest head of the list at `path` for which `fits` holds, and a note saying
+    how much was left out (an answer never drops a part silently)."""
+    items = _part(result, path)
+
+    def keeping(count: int) -> RunResult:
+        kept = _with_part(result, path, items[:count])
+        if count == len(items):
+            return kept
+        left = f"{len(items) - count} of {len(items)} entries of {'.'.join(path)} left out"
+        return kept.model_copy(update={"notes": (*kept.notes, f"{left} to keep this answer within its size budget")})
+
+    if fits(result):
+        return result
+    return keeping(_largest_count(len(items), lambda count: fits(keeping(count))))
 
 
 class McpPresenter(ResultPresenter[CallToolResult]):
@@ -343,8 +413,13 @@ class McpPresenter(ResultPresenter[CallToolResult]):
 
         count = _largest_count(len(result.tests), lambda count: _size(keeping(count)) <= self._budget)
         if result.page is not None:  # a page always moves on: one report (already trimmed) rather than none
-            return keeping(max(count, 1))
+            return self._every_part_within_budget(keeping(max(count, 1)))
         result = keeping(count)
+        if _size(result) <= self._budget:
+            return result
+        # No other part may crowd the groups out: each gets at most a quarter of the budget first.
+        for path in _parts(result):
+            result = _cut(result, path, _part_within(path, self._budget // 4))
         if _size(result) <= self._budget:
             return result
         groups = result.groups
@@ -353,7 +428,17 @@ class McpPresenter(ResultPresenter[CallToolResult]):
             omitted = result.omitted_groups + len(groups) - count
             return result.model_copy(update={"groups": groups[:count], "omitted_groups": omitted})
 
-        return keeping_groups(_largest_count(len(groups), lambda count: _size(keeping_groups(count)) <= self._budget))
+        result = keeping_groups(_largest_count(len(groups), lambda count: _size(keeping_groups(count)) <= self._budget))
+        return self._every_part_within_budget(result)
+
+    def _every_part_within_budget(self, result: RunResult) -> RunResult:
+        """Every other list of the answer (reasons, collection errors, coverage files, notes, a new
+        fact's, ...), largest first, cut to the head that fits, until the whole answer does."""
+        for path in sorted(_parts(result), key=lambda path: -_part_bytes(_part(result, path))):
+            if _size(result) <= self._budget:
+                break
+            result = _cut(result, path, lambda cut: _size(cut) <= self._budget)
+        return result
 
     def present_discovery(self, result: DiscoveryResult) -> CallToolResult:
         result = self._discovery_within_budget(result)

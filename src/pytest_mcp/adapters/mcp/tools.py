@@ -23,7 +23,9 @@ from pytest_mcp.domain.requests import (
     DiscoverTestsRequest,
     ExecuteTestsRequest,
     GetTestRunRequest,
+    LastFailedRequest,
     RequestPolicy,
+    RunRequest,
 )
 from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.progress import ProgressSink
@@ -34,7 +36,9 @@ if TYPE_CHECKING:
     from pytest_mcp.domain.execute_tests import ExecuteTests
     from pytest_mcp.domain.progress import RunWatch
 
-ToolRequest = ExecuteTestsRequest | GetTestRunRequest | DiscoverTestsRequest | CheckEnvironmentRequest
+ToolRequest = (
+    ExecuteTestsRequest | LastFailedRequest | GetTestRunRequest | DiscoverTestsRequest | CheckEnvironmentRequest
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class Detachable(Tool, Protocol):
 
 
 class ExecuteTestsTool(Detachable):
+    """Runs its request, any RunRequest, through the execute_tests use case."""
+
     name: ClassVar[str] = "execute_tests"
     description: ClassVar[str] = (
         "Run pytest on the project and return exact counts plus every non-passing test with "
@@ -100,13 +106,13 @@ class ExecuteTestsTool(Detachable):
 
         return RunResult
 
-    async def handle(self, request: ExecuteTestsRequest, call: ToolCall) -> CallToolResult:
+    async def handle(self, request: RunRequest, call: ToolCall) -> CallToolResult:
         history = self._history(call.owner) if self._history is not None else None
         return await self._use_case().execute(request, call.progress, call.watch, history)
 
     def running(
         self,
-        request: ExecuteTestsRequest,
+        request: RunRequest,
         watch: RunWatch,
         run_id: str,
         status: Literal["running", "cancelled"] = "running",
@@ -114,12 +120,21 @@ class ExecuteTestsTool(Detachable):
         return self._use_case().running(request, watch, run_id, status=status)
 
 
+class LastFailedTool(ExecuteTestsTool):
+    name: ClassVar[str] = "last_failed"
+    description: ClassVar[str] = (
+        "Run again only the tests that failed last time (pytest's --lf, from pytest's own cache in the "
+        "project), and answer as execute_tests does. When no failure is recorded, pytest runs every test."
+    )
+    request_type: ClassVar[type[ToolRequest]] = LastFailedRequest
+
+
 class GetTestRunTool(Tool):
     """Answered from the runs this server holds, not by a use case."""
 
     name: ClassVar[str] = "get_test_run"
     description: ClassVar[str] = (
-        "The result of a run that execute_tests answered with status 'running': waits for it up to "
+        "The result of a run that a tool answered with status 'running': waits for it up to "
         "`wait` seconds, then gives the final answer (as execute_tests would have) or another "
         "'running' answer with the failures so far. cancel=true stops the run and its processes."
     )
@@ -222,5 +237,11 @@ class CheckEnvironmentTool(Tool):
         return await self._use_case().execute(request)
 
 
-TOOLS: tuple[type[Tool], ...] = (ExecuteTestsTool, GetTestRunTool, DiscoverTestsTool, CheckEnvironmentTool)
+TOOLS: tuple[type[Tool], ...] = (
+    ExecuteTestsTool,
+    GetTestRunTool,
+    DiscoverTestsTool,
+    CheckEnvironmentTool,
+    LastFailedTool,
+)
 """Every tool, in the order tools/list gives them."""

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import ValidationError
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.models import (
-    AffectedRun,
     CollectedTest,
     CollectionError,
     CoverageFile,
     CoverageReport,
     ModuleCount,
     ReportedTest,
+    RunFacts,
     Summary,
 )
 from pytest_mcp.ports.progress import ProgressSink
@@ -35,7 +37,7 @@ class ParsedReport:
     collection_errors: list[CollectionError] = field(default_factory=list)
     deselected: int = 0
     reproduce: tuple[str, ...] = ()  # options that repeat a plugin's seed or order (pytest-randomly)
-    affected: AffectedRun | None = None
+    facts: RunFacts = field(default_factory=RunFacts)
 
 
 def _event(raw: bytes) -> tuple[str | None, dict[str, Any]]:
@@ -50,24 +52,28 @@ def _event(raw: bytes) -> tuple[str | None, dict[str, Any]]:
     return (kind if isinstance(kind, str) else None), event
 
 
+_LAST_EVENTS = (protocol.FACTS, protocol.SUMMARY)
+"""The report's last lines, in this order: still read past the byte budget."""
+
+
 def read_report(path: Path, max_bytes: int) -> ParsedReport:
-    """Parse the report; past `max_bytes` only its last line, the summary, is still read."""
+    """Parse the report; past `max_bytes` only its last lines, the facts and the summary, are still read."""
     parsed = ParsedReport()
     if not path.exists():
         return parsed
     consumed = 0
-    last = b""
+    last: deque[bytes] = deque(maxlen=len(_LAST_EVENTS))
     with path.open("rb") as handle:
         for raw in handle:
             consumed += len(raw)
             if consumed > max_bytes:
-                last = raw
+                last.append(raw)
                 continue
             if not raw.startswith(protocol.PROGRESS_START):  # one a test, and only for the follower
                 _apply(parsed, *_event(raw))
-    if last:
-        kind, event = _event(last)
-        if kind == protocol.SUMMARY:
+    for raw in last:
+        kind, event = _event(raw)
+        if kind in _LAST_EVENTS:
             _apply(parsed, kind, event)
     return parsed
 
@@ -86,8 +92,23 @@ def _apply(parsed: ParsedReport, kind: str | None, event: dict[str, Any]) -> Non
         parsed.deselected = counts["deselected"]
         parsed.reproduce = tuple(str(option) for option in event.get("reproduce", ()))
         parsed.summary = Summary.from_counts(counts, total=event["total"], duration=event["duration"])
-        if isinstance(event.get(protocol.AFFECTED), dict):
-            parsed.affected = AffectedRun.model_validate({**event[protocol.AFFECTED], "run": event["total"]})
+    elif kind == protocol.FACTS:
+        parsed.facts = _facts(event)
+
+
+def _facts(event: dict[str, Any]) -> RunFacts:
+    """The facts event, validated by the one model whose fields its members are. Facts are extras
+    beside pytest's counts: an event of another version, or one that does not fit, is logged and
+    read as no facts, and the run's result stands."""
+    version = event.pop("v", None)
+    if version != protocol.FACTS_VERSION:
+        _log.warning("facts_version_unknown", version=version, expected=protocol.FACTS_VERSION)
+        return RunFacts()
+    try:
+        return RunFacts.model_validate(event)
+    except ValidationError as exc:
+        _log.warning("facts_unreadable", errors=exc.errors(include_url=False, include_input=False))
+        return RunFacts()
 
 
 class ProgressFollower:

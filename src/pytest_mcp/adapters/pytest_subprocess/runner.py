@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -110,6 +111,8 @@ class SubprocessPytestRunner(TestRunner):
         private_options = [protocol.OPTION_PASSED] if spec.include_passed else []
         if spec.progress and progress is not None:
             private_options.append(protocol.OPTION_PROGRESS)
+        if spec.facts:
+            private_options.append(f"{protocol.OPTION_FACTS}={json.dumps(spec.facts)}")
         options = run_options(spec)
         turns: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
         if spec.affected:
@@ -140,7 +143,7 @@ class SubprocessPytestRunner(TestRunner):
             stderr=run.outcome.stderr,
             coverage=run.coverage,
             stopped_processes=run.stopped,
-            affected=run.parsed.affected,
+            facts=run.parsed.facts,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
@@ -173,7 +176,7 @@ class SubprocessPytestRunner(TestRunner):
         started = time.monotonic()
         deadline = time.time() + spec.seconds
         options = [
-            *run_options(spec.run.model_copy(update=_PLAIN_PASS)),
+            *run_options(_plain_pass(spec.run)),
             "--maxfail=0",
             "-p",
             "no:randomly",
@@ -298,17 +301,9 @@ class SubprocessPytestRunner(TestRunner):
 
 _WORKDIR = "<pytest-mcp-workdir>"
 """Stands for a run's private directory in options made before it exists; the runner replaces it."""
-_PLAIN_PASS = {
-    "node_ids": (),
-    "maxfail": None,
-    "last_failed": False,
-    "failed_first": False,
-    "workers": None,
-    "coverage": False,
-    "affected": False,
-    "include_passed": False,
-}
-"""A second pass keeps the run's markers, keywords and verbosity, and none of its other choices."""
+def _plain_pass(run: RunSpec) -> RunSpec:
+    """A second pass keeps the run's markers, keywords and verbosity, and none of its other choices."""
+    return RunSpec(markers=run.markers, keywords=run.keywords, verbosity=run.verbosity, timeout=run.timeout)
 
 
 def _why_nothing(run: _Run, seconds: float) -> str:

@@ -23,6 +23,8 @@ OPTION_LIST_LIMIT = "--pytest-mcp-list-limit"
 """Describe at most this many collected items; the summary still counts them all."""
 OPTION_TESTMON_DATA = "--pytest-mcp-testmon-data"
 """An affected run: pytest-testmon's data file, unless the project keeps its own (_pytest_mcp_testmon)."""
+OPTION_FACTS = "--pytest-mcp-facts"
+"""The facts the answer asks for, as JSON: {fact: figure}, e.g. {"slowest": 5} (RunSpec.facts)."""
 TESTMON_PLUGIN = "_pytest_mcp_testmon"
 """The module, beside the reporter, that an affected run loads with `-p`."""
 SPECTRUM_PLUGIN = "_pytest_mcp_spectrum"
@@ -37,8 +39,6 @@ SPECTRUM_FUNCTION = "fn"  # id, file, name, first, last: a project function, the
 SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids]
 SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests
 SPECTRUM_END = "end"  # ran, stopped (null, or why it stopped early), recorder
-AFFECTED = "affected"
-"""The summary's member for an affected run: not_run, first_run, everything_changed."""
 
 # Events: one JSON object a line, whose EVENT member names its kind.
 EVENT = "e"
@@ -53,6 +53,12 @@ PROGRESS_LINE = '{"e": "p", "done": %d, "failed": %d}\n'
 """A progress event as the reporter writes it: formatted, not dumped, and known by its start, so that
 the server skips or takes the last of a run of them without parsing each (100,000 at 100,000 tests)."""
 PROGRESS_START = PROGRESS_LINE.split(",", 1)[0].encode()
+FACTS = "facts"
+"""What the run learnt besides its reports, in one event written just before the summary: its members
+are exactly the fields of the domain's RunFacts (affected, ...), which validates them; a fact the run
+did not learn is left out. The one channel from inside pytest to the answer (ADR 0019)."""
+FACTS_VERSION = 1
+"""The facts event's `v`: a reader that meets another version reads no facts, and says so in its log."""
 SUMMARY = "summary"  # exit_code, total, counts (pytest's words), duration; written last
 
 # The bootstrap's own endings, before pytest starts: an exit code and a line on stderr.

@@ -14,6 +14,7 @@ marker tells pytest to take it as imported, without rewriting its asserts (it ha
 without warning that it could not.
 """
 
+import heapq
 import json
 import time
 
@@ -38,6 +39,7 @@ def pytest_addoption(parser):
     group.addoption(protocol.OPTION_PASSED, action="store_true", default=False, help="(internal)")
     group.addoption(protocol.OPTION_PROGRESS, action="store_true", default=False, help="(internal)")
     group.addoption(protocol.OPTION_LIST_LIMIT, type=int, default=None, help="(internal)")
+    group.addoption(protocol.OPTION_FACTS, default=None, help="(internal)")
 
 
 def _cut(text, head, tail):
@@ -189,6 +191,8 @@ class Reporter:
         self.reruns = {}  # node id -> (failed attempts run again, the first one's message)
         self.own_stats = {}  # the terminal's statistics, kept here only when it is not loaded
         self.terminal_missing = None
+        self.asked = json.loads(config.getoption(protocol.OPTION_FACTS) or "{}")  # {fact: figure}
+        self.slowest = Slowest(self.asked["slowest"]) if self.asked.get("slowest") else None
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -199,20 +203,28 @@ class Reporter:
         # reports, and the counts are the statistics it was printed from, including warnings
         # recorded by other plugins' sessionfinish hooks. No summary means the session never finished.
         if self.finished is not None:
+            facts = self._facts()
+            if facts:
+                self.emit(protocol.FACTS, v=protocol.FACTS_VERSION, **facts)
             self.emit(
                 protocol.SUMMARY,
                 counts=self._counts(),
                 duration=round(time.perf_counter() - self.started, 6),
                 reproduce=self._reproduce(),
                 **self.finished,
-                **self._affected(),
             )
         self.file.close()
 
-    def _affected(self):
-        """An affected run's figures, which _pytest_mcp_testmon left on the config."""
-        figures = getattr(self.config, "_pytest_mcp_affected", None)
-        return {protocol.AFFECTED: figures} if figures is not None else {}
+    def _facts(self):
+        """The facts event's members: each fact this run learnt, named as the domain's RunFacts field
+        that validates it (ADR 0019). A fact the run did not learn is left out."""
+        facts = {}
+        figures = getattr(self.config, "_pytest_mcp_affected", None)  # _pytest_mcp_testmon's
+        if figures is not None:  # the tests it ran are the session's: under xdist only we count them
+            facts["affected"] = dict(figures, run=self.items)
+        if self.slowest is not None:
+            facts["slowest"] = self.slowest.fact()
+        return facts
 
     def _counts(self):
         """Every count pytest's summary line shows, by its word: the known ones, then each status a
@@ -413,6 +425,43 @@ class Reporter:
         self.finished = {"exit_code": int(exitstatus), "total": self.items}
 
 
+class Slowest:
+    """The N slowest tests, each test's setup, call and teardown summed, in a heap of N: a few dict and
+    heap operations a test, and nothing kept for the tests that are not among the slowest. Registered
+    only when the answer asks for them."""
+
+    def __init__(self, count):
+        self.count = count
+        self.heap = []  # (seconds, -order, node id): the quickest of the slowest on top
+        self.open = {}  # node id -> seconds of its phases so far: one test at a time, one per xdist worker
+        self.again = set()  # tests pytest-rerunfailures runs again: their attempts add up
+        self.order = 0
+
+    def pytest_runtest_logreport(self, report):
+        if hasattr(report, "context"):  # a subtest: its time is inside its test's call
+            return
+        node = report.nodeid
+        spent = self.open.pop(node, 0.0) + report.duration
+        if report.when != "teardown":
+            self.open[node] = spent
+            if report.outcome == "rerun":
+                self.again.add(node)
+            return
+        if self.again and node in self.again:
+            self.again.discard(node)
+            self.open[node] = spent
+            return
+        self.order += 1
+        entry = (spent, -self.order, node)  # equal durations: the earlier test is the slower
+        if len(self.heap) < self.count:
+            heapq.heappush(self.heap, entry)
+        elif entry > self.heap[0]:
+            heapq.heapreplace(self.heap, entry)
+
+    def fact(self):
+        return [{"node_id": node, "duration": round(spent, 6)} for spent, _, node in sorted(self.heap, reverse=True)]
+
+
 class ProgressReporter(Reporter):
     """The reporter plus one event per finished test; without progress no hook runs per test."""
 
@@ -430,16 +479,20 @@ def pytest_configure(config):
     if not path or hasattr(config, "workerinput"):  # xdist workers report through the controller
         return
     if not config.pluginmanager.hasplugin("cacheprovider"):
-        # --lf and --ff read pytest's cache; without it pytest would silently run everything.
-        for option, field in (("lf", "last_failed"), ("failedfirst", "failed_first")):
+        # --lf and --ff read pytest's cache; without it pytest would silently run everything. The
+        # request's field that asks for one is named after it (--last-failed: last_failed).
+        for option in ("--last-failed", "--failed-first"):
             if config.getoption(option, default=False):
                 raise pytest.UsageError(
                     "%s %s: needs pytest's cache, which the project's configuration turns off "
                     "(-p no:cacheprovider); omit this field, or remove that option"
-                    % (protocol.REFUSED_OPTION_MARK, field)
+                    % (protocol.REFUSED_OPTION_MARK, option.lstrip("-").replace("-", "_"))
                 )
     reporter = ProgressReporter if config.getoption(protocol.OPTION_PROGRESS) else Reporter
-    config.pluginmanager.register(reporter(config, path), "pytest-mcp-reporter")
+    plugin = reporter(config, path)
+    config.pluginmanager.register(plugin, "pytest-mcp-reporter")
+    if plugin.slowest is not None:
+        config.pluginmanager.register(plugin.slowest, "pytest-mcp-slowest")
 
 
 def pytest_unconfigure(config):
