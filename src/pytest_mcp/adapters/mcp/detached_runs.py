@@ -75,6 +75,11 @@ class DetachedRun:
         """Ended without an answer or an error of its own: it was stopped."""
         return self.ended.is_set() and self.answer is None and self.error is None
 
+    @property
+    def finished(self) -> bool:
+        """Ended by itself, with its answer or its error: a cancel can no longer change it."""
+        return self.ended.is_set() and not self.cancelled
+
     def answer_running(self, status: Status) -> CallToolResult:
         """The tool's answer for this run while it goes on, or once it was stopped."""
         return self.running(self.request, self.watch, self.run_id, status)
