@@ -189,6 +189,26 @@ async def test_another_owner_can_neither_see_nor_cancel_the_run_on_any_instance(
     await assert_all_gone(marker, within=2.0)
 
 
+async def test_a_session_id_a_client_chose_does_not_make_another_token_the_owner(cluster: Cluster) -> None:
+    marker = new_marker()
+    node_id = cluster.start(marker, canary=True)
+    chosen = "the-same-session-id-for-both"
+    async with client(cluster.a.url, "alice", session_id=chosen) as alice:
+        run_id = await start_run(alice, node_id)
+        await wait_until_running(marker)
+        for url in (cluster.a.url, cluster.b.url):  # the instance running it, and the one reading Redis
+            async with client(url, "mallory", session_id=chosen) as mallory:
+                for arguments in ({"run_id": run_id, "wait": 0}, {"run_id": run_id, "cancel": True}):
+                    error = await call_error(mallory, "get_test_run", arguments)
+                    assert "unknown or expired run id" in error.message
+        assert processes_with(marker), "another token's cancel stopped the run"
+        async with client(cluster.b.url, "alice") as alice_without_it:  # the owner is the token alone
+            still = answer(await alice_without_it.call_tool("get_test_run", {"run_id": run_id, "wait": 0}))
+            assert still["status"] == "running"
+            assert answer(await alice_without_it.call_tool("get_test_run", {"run_id": run_id, "cancel": True}))
+    await assert_all_gone(marker, within=2.0)
+
+
 async def test_an_instance_killed_mid_run_leaves_a_clear_error_not_a_run_forever_running(
     cluster: Cluster,
 ) -> None:
