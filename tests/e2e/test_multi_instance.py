@@ -209,6 +209,41 @@ async def test_a_session_id_a_client_chose_does_not_make_another_token_the_owner
     await assert_all_gone(marker, within=2.0)
 
 
+def cancel_channels(cluster: Cluster) -> set[bytes]:
+    import redis
+
+    return set(redis.Redis.from_url(cluster.redis.url).pubsub_channels("pytest-mcp:cancel:*"))
+
+
+async def test_a_message_that_is_not_a_run_id_on_a_cancel_channel_is_dropped_and_the_instance_goes_on(
+    cluster: Cluster,
+) -> None:
+    import redis
+
+    marker = new_marker()
+    node_id = cluster.start(marker, canary=True)
+    before = cancel_channels(cluster)
+    with http_server(cluster.root, cluster.logs, *cluster.instance_args()) as lone:
+        with anyio.fail_after(10):
+            while not (channels := cancel_channels(cluster) - before):
+                await anyio.sleep(0.05)
+        (channel,) = channels
+        publisher = redis.Redis.from_url(cluster.redis.url)
+        for stray in (b"\xff\xfe not UTF-8", b"", b"a run id? no", b"\x00" * 100_000):
+            assert publisher.publish(channel, stray) == 1  # the instance was listening
+        await anyio.sleep(1.5)  # the listener has read them all (it waits at most 1 s per message)
+        assert lone.process.poll() is None, lone.stderr.read_text()
+        assert lone.request("GET", "/healthz").status == 200
+        async with client(lone.url) as on_lone, client(cluster.b.url) as on_b:
+            run_id = await start_run(on_lone, node_id)
+            await wait_until_running(marker)
+            cancelled = answer(await on_b.call_tool("get_test_run", {"run_id": run_id, "cancel": True}))
+            assert cancelled["status"] == "cancelled"  # the cancel channel still reaches it
+        await assert_all_gone(marker, within=2.0)
+        log = lone.stderr.read_text(errors="replace")
+        assert log.count("run_store_message_dropped") == 4, log
+
+
 async def test_an_instance_killed_mid_run_leaves_a_clear_error_not_a_run_forever_running(
     cluster: Cluster,
 ) -> None:

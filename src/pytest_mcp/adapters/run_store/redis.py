@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,14 @@ local found = redis.call('HMGET', KEYS[1], 'run', 'instance')
 if not found[1] then return nil end
 return {found[1], redis.call('EXISTS', ARGV[1] .. found[2])}
 """
+
+
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What the cancel channel carries: a run id (`secrets.token_urlsafe`), nothing else."""
+
+
+def _size(data: object) -> int | None:
+    return len(data) if isinstance(data, bytes) else None
 
 
 class RedisRunStore(RunStore):
@@ -148,13 +157,29 @@ class RedisRunStore(RunStore):
                 while True:
                     message = await self._guarded(pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0))
                     if message is not None and message.get("type") == "message":
-                        on_cancel(message["data"].decode())
+                        self._deliver(message.get("data"), on_cancel)
             except RunStoreUnavailable:
                 await anyio.sleep(HEARTBEAT_EVERY / 2)  # the heartbeat logs the outage
             finally:
                 # A connection that is gone is closed enough.
                 with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    def _deliver(self, data: object, on_cancel: Callable[[str], None]) -> None:
+        """One message of the cancel channel to `on_cancel`. Anyone who can reach Redis can publish
+        there: what does not parse is dropped and logged (repeats are rate-limited by the logger),
+        and nothing a message holds can stop the listener, and with it the server."""
+        try:
+            run_id = data.decode("ascii") if isinstance(data, bytes) else None
+        except UnicodeDecodeError:
+            run_id = None
+        if run_id is None or not _RUN_ID.fullmatch(run_id):
+            _log.warning("run_store_message_dropped", store=self.where, why="not a run id", size=_size(data))
+            return
+        try:
+            on_cancel(run_id)
+        except Exception:  # a bug of ours; the channel goes on either way
+            _log.exception("run_store_message_dropped", store=self.where, why="its cancel failed")
 
     async def _guarded(self, pending: Any) -> Any:
         """Await a Redis call; a connection problem is RunStoreUnavailable, naming the store, never its password."""
