@@ -244,6 +244,62 @@ async def test_a_message_that_is_not_a_run_id_on_a_cancel_channel_is_dropped_and
         assert log.count("run_store_message_dropped") == 4, log
 
 
+def everything_in_redis(cluster: Cluster) -> bytes:
+    """Every key, and every value of every key, that Redis holds."""
+    import redis
+
+    connection = redis.Redis.from_url(cluster.redis.url)
+    held = []
+    for key in connection.keys("*"):
+        held.append(key)
+        kind = connection.type(key)
+        if kind == b"hash":
+            held += [part for item in connection.hgetall(key).items() for part in item]
+        elif kind == b"string":
+            held.append(connection.get(key) or b"")
+        else:
+            raise AssertionError(f"{key!r} is a {kind!r}, which this test does not read")
+    return b"\n".join(held)
+
+
+async def test_redis_holds_and_carries_no_run_id_while_running_finished_kept_or_cancelled(cluster: Cluster) -> None:
+    import redis
+
+    listener = redis.Redis.from_url(cluster.redis.url).pubsub()
+    listener.psubscribe("pytest-mcp:cancel:*")
+    kept_marker, cancelled_marker = new_marker(), new_marker()
+    kept_node, cancelled_node = cluster.start(kept_marker), cluster.start(cancelled_marker, canary=True)
+    async with client(cluster.a.url) as on_a, client(cluster.b.url) as on_b:
+        kept_id = await start_run(on_a, kept_node)
+        with anyio.fail_after(30):  # published with its failure so far: the id is in its 'running' answer
+            while answer(await on_b.call_tool("get_test_run", {"run_id": kept_id, "wait": 0}))["summary"]["failed"] < 1:
+                await anyio.sleep(0.2)
+        running = everything_in_redis(cluster)
+        cluster.open_gate(kept_marker)
+        final = await until_finished(on_b, kept_id)
+        assert final["run_id"] == kept_id  # its answer, read from Redis, names it
+        page = answer(await on_b.call_tool("get_test_run", {"run_id": kept_id, "offset": 0}))
+        assert page["run_id"] == kept_id
+        finished = everything_in_redis(cluster)
+        assert b"kept" in finished
+
+        cancelled_id = await start_run(on_a, cancelled_node)
+        await wait_until_running(cancelled_marker)
+        assert answer(await on_b.call_tool("get_test_run", {"run_id": cancelled_id, "cancel": True}))["status"] == (
+            "cancelled"
+        )
+        cancelled = everything_in_redis(cluster)
+    published = []
+    while (message := listener.get_message(timeout=0.5)) is not None:
+        if message["type"] == "pmessage":
+            published.append(message["data"])
+    listener.close()
+    assert published, "the cancel went through Redis"
+    for run_id in (kept_id, cancelled_id):
+        for held in (running, finished, cancelled, *published):
+            assert run_id.encode() not in held
+
+
 async def test_an_instance_killed_mid_run_leaves_a_clear_error_not_a_run_forever_running(
     cluster: Cluster,
 ) -> None:

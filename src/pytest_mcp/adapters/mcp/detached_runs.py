@@ -291,9 +291,11 @@ class DetachedRuns:
             _log.info("run_result_dropped", why="too many kept", max_kept=self._max_kept)
         return dropped
 
-    def _cancel_soon(self, run_id: str) -> None:
-        """A cancel sent by another instance, for a run of this one."""
-        run = self._runs.get(run_id)
+    def _cancel_soon(self, key: str) -> None:
+        """A cancel sent by another instance, for a run of this one, known by its `run_key`."""
+        from pytest_mcp.domain.stored_runs import run_key
+
+        run = next((run for run in self._runs.values() if run_key(run.run_id) == key), None)
         if run is not None and self._group is not None:
             self._group.start_soon(self.cancel, run)
 

@@ -6,13 +6,16 @@ Keys, each under the configured prefix:
   `ttl` seconds after its last put, which is all the forgetting there is;
 - `instance:<id>`, this instance's heartbeat, set every HEARTBEAT_EVERY seconds to expire after
   HEARTBEAT_TTL: a run whose instance's heartbeat is gone is 'lost';
-- the channel `cancel:<instance>`, where other instances publish the run ids to cancel.
+- the channel `cancel:<instance>`, where other instances publish the keys of the runs to cancel.
+
+No run id is written or published: the key is a digest of it, and wherever the id appears in what
+is stored (the record, its answers' text and structured content, the kept result) it is replaced
+by RUN_ID_MARK, and put back by whoever reads the run, knowing its id.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -22,7 +25,7 @@ import anyio
 
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.models import RunResult
-from pytest_mcp.domain.stored_runs import StoredRun
+from pytest_mcp.domain.stored_runs import StoredRun, run_key
 from pytest_mcp.domain.text import MASK, masked_url, url_secrets
 from pytest_mcp.ports.run_store import RunStore, RunStoreUnavailable
 
@@ -47,8 +50,22 @@ return {found[1], redis.call('EXISTS', ARGV[1] .. found[2])}
 """
 
 
-_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""What the cancel channel carries: a run id (`secrets.token_urlsafe`), nothing else."""
+_RUN_KEY = re.compile(r"[0-9a-f]{32}")
+"""What the cancel channel carries: a run's key (`run_key`), nothing else."""
+RUN_ID_MARK = "\x00"
+"""Stands for the run id in the stored JSON. JSON escapes every control character inside its strings,
+so the raw character never occurs in a serialised value: putting the id back replaces nothing else."""
+
+
+def _without(run_id: str, value: StoredRun | RunResult) -> str:
+    """`value` as JSON with every occurrence of the run id replaced by RUN_ID_MARK."""
+    return value.model_dump_json().replace(run_id, RUN_ID_MARK)
+
+
+def _with(run_id: str, raw: bytes | str) -> str:
+    """Stored JSON with the run id put back where RUN_ID_MARK stands for it."""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    return text.replace(RUN_ID_MARK, run_id)
 
 
 def _size(data: object) -> int | None:
@@ -96,9 +113,9 @@ class RedisRunStore(RunStore):
                 await client.aclose()
 
     async def put(self, run: StoredRun, ttl: float, kept: RunResult | None = None) -> None:
-        fields: dict[FieldT, EncodableT] = {"run": run.model_dump_json(), "instance": run.instance}
+        fields: dict[FieldT, EncodableT] = {"run": _without(run.run_id, run), "instance": run.instance}
         if kept is not None:
-            fields["kept"] = kept.model_dump_json()
+            fields["kept"] = _without(run.run_id, kept)
         key = self._run_key(run.run_id)
         async with self._connected().pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping=fields)
@@ -113,20 +130,20 @@ class RedisRunStore(RunStore):
         if found is None:
             return None
         raw, beating = found
-        run = StoredRun.model_validate_json(raw)
+        run = StoredRun.model_validate_json(_with(run_id, raw))
         if run.status == "running" and not beating:
             return run.model_copy(update={"status": "lost"})
         return run
 
     async def kept(self, run_id: str) -> RunResult | None:
         raw = await self._guarded(self._connected().hget(self._run_key(run_id), "kept"))
-        return RunResult.model_validate_json(raw) if raw is not None else None
+        return RunResult.model_validate_json(_with(run_id, raw)) if raw is not None else None
 
     async def drop(self, run_id: str) -> None:
         await self._guarded(self._connected().delete(self._run_key(run_id)))
 
     async def cancel(self, run_id: str, instance: str) -> None:
-        await self._guarded(self._connected().publish(self._key("cancel", instance), run_id))
+        await self._guarded(self._connected().publish(self._key("cancel", instance), run_key(run_id)))
 
     async def _heartbeats(self, client: Redis, instance: str) -> None:
         """Beat every HEARTBEAT_EVERY seconds; an outage is logged once, and so is the return."""
@@ -170,14 +187,14 @@ class RedisRunStore(RunStore):
         there: what does not parse is dropped and logged (repeats are rate-limited by the logger),
         and nothing a message holds can stop the listener, and with it the server."""
         try:
-            run_id = data.decode("ascii") if isinstance(data, bytes) else None
+            key = data.decode("ascii") if isinstance(data, bytes) else None
         except UnicodeDecodeError:
-            run_id = None
-        if run_id is None or not _RUN_ID.fullmatch(run_id):
-            _log.warning("run_store_message_dropped", store=self.where, why="not a run id", size=_size(data))
+            key = None
+        if key is None or not _RUN_KEY.fullmatch(key):
+            _log.warning("run_store_message_dropped", store=self.where, why="not a run's key", size=_size(data))
             return
         try:
-            on_cancel(run_id)
+            on_cancel(key)
         except Exception:  # a bug of ours; the channel goes on either way
             _log.exception("run_store_message_dropped", store=self.where, why="its cancel failed")
 
@@ -199,7 +216,7 @@ class RedisRunStore(RunStore):
         return self._client
 
     def _run_key(self, run_id: str) -> str:
-        return self._key("run", hashlib.sha256(run_id.encode()).hexdigest()[:32])
+        return self._key("run", run_key(run_id))
 
     def _key(self, kind: str, name: str) -> str:
         return f"{self._prefix}{kind}:{name}"
