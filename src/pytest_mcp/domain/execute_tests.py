@@ -12,7 +12,7 @@ from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
 from pytest_mcp.domain.requests import ExecuteTestsRequest, GetTestRunRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunSpec
-from pytest_mcp.domain.text import keep_arguments, keep_head, keep_tail
+from pytest_mcp.domain.text import keep_arguments, keep_head, keep_tail, one_line
 from pytest_mcp.ports.presenter import ResultPresenter
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
@@ -200,7 +200,8 @@ def _stopped(commands: tuple[str, ...]) -> StoppedProcesses | None:
     """What the answer says about processes the tests left running: how many, and the first few."""
     if not commands:
         return None
-    return StoppedProcesses(count=len(commands), commands=commands[:MAX_LISTED_STOPPED])
+    # A process names itself (prctl PR_SET_NAME, its argv): the project's text, kept to one line.
+    return StoppedProcesses(count=len(commands), commands=tuple(map(one_line, commands[:MAX_LISTED_STOPPED])))
 
 
 def _listed(
