@@ -106,6 +106,17 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
     assert "2 skipped (2 reasons):\n  1 Skipped: not on this platform\n  1 Skipped: no network" in text
 
 
+async def test_every_report_carries_its_duration_as_sent_zero_included(side: Side) -> None:
+    """A field is on every report or on none: the real runner's reports under 0.5 ms (0.0) and the fake's."""
+    everything = await side.wire("execute_tests", {"detail": "all"})
+    default = await side.wire("execute_tests", {})
+    reports = [*everything["tests"], *(group["representative"] for group in default["groups"])]
+
+    assert len(reports) == 18 + 5  # every report (a teardown error is a second one), and each group's
+    assert [report["node_id"] for report in reports if "duration" not in report] == []
+    assert all(isinstance(report["duration"], float) for report in reports)
+
+
 async def test_failures_carry_a_traceback_ending_in_the_exception_and_their_captured_output(side: Side) -> None:
     result = await side.result("execute_tests", {"detail": "all"})
 

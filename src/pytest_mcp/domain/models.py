@@ -146,13 +146,20 @@ _MODELLED = frozenset(
 class ReportedTest(_Value):
     """One test report: a test's outcome in one phase."""
 
+    # On every report, real or fake, 0 included: a field a program reads is there or never is.
+    always_present: ClassVar[frozenset[str]] = frozenset({"duration"})
+
     node_id: str = Field(description="Exactly as pytest prints it; can be passed back to execute_tests.")
     outcome: Outcome
     phase: Phase
     location: str | None = Field(None, description="file:line of the test function, relative to the root.")
     message: str | None = None
     traceback: str | None = None
-    duration: Seconds = Field(0.0, description="Seconds this phase took, to the millisecond; 0 when under 0.5 ms.")
+    duration: Seconds = Field(
+        0.0,
+        description="Seconds this phase took, to the millisecond; 0 when under 0.5 ms. On every report, 0 included "
+        "(the test double's reports carry their scripted duration, 0 by default).",
+    )
     stdout: str | None = Field(None, description="Captured stdout, when show_capture is on.")
     stderr: str | None = Field(None, description="Captured stderr, when show_capture is on.")
     reruns: int = Field(
