@@ -188,7 +188,11 @@ class FailureGroup(_Value):
         {"id", "count", "outcome", "phase", "exception", "message", "crash", "title", "members", "compressed"}
     )
 
-    id: str = Field(description="The group's id: the same signature always has the same id; get_test_run takes it.")
+    id: str = Field(
+        description="The group's id, made of its signature only (outcome, phase, exception, masked message and "
+        "crash site): the same signature always has the same id, on every server and in the test double; "
+        "get_test_run takes it."
+    )
     count: int = Field(description="How many reports share the signature.")
     outcome: Outcome
     phase: Phase
@@ -306,7 +310,11 @@ class RunPage(_Value):
     always_present: ClassVar[frozenset[str]] = frozenset({"offset", "total", "next_offset"})
 
     offset: int = Field(0, description="Position of the first report listed in `tests`.")
-    total: int = Field(0, description="Reports selected: the run's non-passing reports, or the node ids asked for.")
+    total: int = Field(
+        0,
+        description="Reports selected: the run's non-passing reports, the node ids asked for, or the group's "
+        "members. A page holds as many as fit the answer's size budget: page sizes vary.",
+    )
     next_offset: int | None = Field(None, description="The offset of the next page; null when this is the last.")
 
 
