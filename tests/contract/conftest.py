@@ -61,6 +61,13 @@ class Side:
         assert answer.structured_content is not None
         return complete(answer.structured_content) | {"_text": answer.content[0].text}  # type: ignore[union-attr]
 
+    async def wire(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The structured content of a successful call as sent: the fields left out at their default stay out."""
+        answer = await self._answer(tool, arguments)
+        assert not answer.is_error, f"{self.name}: expected a result, got error {answer.content}"
+        assert answer.structured_content is not None
+        return answer.structured_content
+
     async def error(self, tool: str, arguments: dict[str, Any]) -> ToolErrorSeen:
         """The tool error of a call that gave no result, as the model and a program read it."""
         return tool_error(await self._answer(tool, arguments))

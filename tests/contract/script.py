@@ -18,7 +18,8 @@ SELECTION = "tests/test_selection.py"
 CONTRACT_SCRIPT: dict[str, str | dict[str, Any]] = {
     "tests/sub/test_nested.py::test_in_a_subdirectory": {"line": 1},
     f"{OUTCOMES}::test_passes": {"line": 19},
-    f"{OUTCOMES}::test_fails": {"outcome": "failed", "message": "assert 4 == 5", "line": 23},
+    # `crash`: the line the real traceback ends at (the assertion's, the fixture's raise), which groups share.
+    f"{OUTCOMES}::test_fails": {"outcome": "failed", "message": "assert 4 == 5", "line": 23, "crash": f"{OUTCOMES}:25"},
     f"{OUTCOMES}::test_skipped_by_marker": {
         "outcome": "skipped",
         "message": "Skipped: not on this platform",
@@ -33,18 +34,25 @@ CONTRACT_SCRIPT: dict[str, str | dict[str, Any]] = {
     },
     f"{OUTCOMES}::test_xfails": {"outcome": "xfailed", "message": "known bug", "markers": ["xfail"], "line": 37},
     f"{OUTCOMES}::test_xpasses": {"outcome": "xpassed", "message": "fixed upstream", "markers": ["xfail"], "line": 42},
-    f"{OUTCOMES}::test_setup_errors": {"outcome": "error", "message": "RuntimeError: setup exploded", "line": 47},
+    f"{OUTCOMES}::test_setup_errors": {
+        "outcome": "error",
+        "message": "RuntimeError: setup exploded",
+        "line": 47,
+        "crash": f"{OUTCOMES}:10",
+    },
     f"{OUTCOMES}::test_teardown_errors": {
         "outcome": "error",
         "phase": "teardown",
         "message": "RuntimeError: teardown exploded",
         "line": 51,
+        "crash": f"{OUTCOMES}:16",
     },
     f"{OUTCOMES}::test_prints_then_fails": {
         "outcome": "failed",
         "message": "ValueError: bad value",
         "stdout": "hello from the test\n",
         "line": 55,
+        "crash": f"{OUTCOMES}:57",
     },
     f"{SELECTION}::TestCart::test_total": {"line": 7},
     f"{SELECTION}::TestCart::test_checkout": {"markers": ["slow"], "line": 10},

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.contract.conftest import Side, normalized, terminal_lines
+from tests.contract.conftest import Side, normalized, open_side, terminal_lines
 from tests.contract.script import CONTRACT_ROOT, OUTCOMES, SELECTION
 
 pytestmark = pytest.mark.anyio
@@ -62,21 +62,37 @@ async def test_each_non_passing_report_has_its_outcome_phase_location_and_messag
     assert [report for report in reports if report[1] != "passed"] == NON_PASSING
 
 
-# (count, outcome, phase, exception, masked message, crash file, members): every failure, error and xpass.
+# (count, outcome, phase, exception, masked message, crash site, members): every failure, error and xpass.
 GROUPS = [
-    (1, "failed", "call", "AssertionError", "assert <n> == <n>", OUTCOMES, [f"{OUTCOMES}::test_fails"]),
-    (1, "xpassed", "call", None, "fixed upstream", OUTCOMES, [f"{OUTCOMES}::test_xpasses"]),
-    (1, "error", "setup", "RuntimeError", "RuntimeError: setup exploded", OUTCOMES, [f"{OUTCOMES}::test_setup_errors"]),
+    (1, "failed", "call", "AssertionError", "assert <n> == <n>", f"{OUTCOMES}:25", [f"{OUTCOMES}::test_fails"]),
+    (1, "xpassed", "call", None, "fixed upstream", f"{OUTCOMES}:42", [f"{OUTCOMES}::test_xpasses"]),
+    (
+        1,
+        "error",
+        "setup",
+        "RuntimeError",
+        "RuntimeError: setup exploded",
+        f"{OUTCOMES}:10",
+        [f"{OUTCOMES}::test_setup_errors"],
+    ),
     (
         1,
         "error",
         "teardown",
         "RuntimeError",
         "RuntimeError: teardown exploded",
-        OUTCOMES,
+        f"{OUTCOMES}:16",
         [f"{OUTCOMES}::test_teardown_errors"],
     ),
-    (1, "failed", "call", "ValueError", "ValueError: bad value", OUTCOMES, [f"{OUTCOMES}::test_prints_then_fails"]),
+    (
+        1,
+        "failed",
+        "call",
+        "ValueError",
+        "ValueError: bad value",
+        f"{OUTCOMES}:57",
+        [f"{OUTCOMES}::test_prints_then_fails"],
+    ),
 ]
 
 
@@ -84,7 +100,7 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
     result = await side.result("execute_tests", {})
 
     groups = [
-        (g["count"], g["outcome"], g["phase"], g["exception"], g["message"], g["crash"].split(":")[0], g["members"])
+        (g["count"], g["outcome"], g["phase"], g["exception"], g["message"], g["crash"], g["members"])
         for g in result["groups"]
     ]
     assert groups == GROUPS
@@ -104,6 +120,30 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
     text = result["_text"]
     assert f"[{result['groups'][-1]['id']}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55)\n" in text
     assert "2 skipped (2 reasons):\n  1 not on this platform\n  1 no network" in text
+
+
+async def test_every_report_carries_its_duration_as_sent_zero_included(side: Side) -> None:
+    """A field is on every report or on none: the real runner's reports under 0.5 ms (0.0) and the fake's."""
+    everything = await side.wire("execute_tests", {"detail": "all"})
+    default = await side.wire("execute_tests", {})
+    reports = [*everything["tests"], *(group["representative"] for group in default["groups"])]
+
+    assert len(reports) == 18 + 5  # every report (a teardown error is a second one), and each group's
+    assert [report["node_id"] for report in reports if "duration" not in report] == []
+    assert all(isinstance(report["duration"], float) for report in reports)
+
+
+async def test_the_same_scripted_failure_has_the_same_group_id_on_both_sides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group's id is made of what both sides know: outcome, phase, exception, masked message and crash
+    site. Scripted with the crash site the real run names, a failure gets the real run's id."""
+    ids = {}
+    for name in ("fake", "subprocess"):
+        async with open_side(name, monkeypatch) as side:
+            result = await side.result("execute_tests", {})
+        ids[name] = [(group["id"], group["crash"], group["members"]) for group in result["groups"]]
+
+    assert len(ids["fake"]) == len(GROUPS)
+    assert ids["fake"] == ids["subprocess"]
 
 
 async def test_failures_carry_a_traceback_ending_in_the_exception_and_their_captured_output(side: Side) -> None:

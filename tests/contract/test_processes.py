@@ -39,6 +39,6 @@ async def test_a_run_that_leaves_a_process_running_stops_it_and_says_so(
 
     assert answer["summary"]["passed"] == 1
     assert answer["stopped_processes"] == {"count": 1, "commands": [NAMED]}
-    assert answer["_text"].splitlines()[-1] == f"STOPPED 1 process the tests left running when pytest ended: {NAMED}"
+    assert answer["_text"].splitlines()[-1] == f'STOPPED 1 process the tests left running when pytest ended: "{NAMED}"'
     assert clean["stopped_processes"] is None
     assert "STOPPED" not in clean["_text"]

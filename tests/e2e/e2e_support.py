@@ -28,7 +28,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.answers import complete
 
-MARKER_ENV = "PYTEST_MCP_E2E_MARKER"
+MARKER_ENV = "E2E_PROCESS_MARKER"
 
 # How long a process that should be killed may take to disappear.
 GONE_WITHIN = 5.0

@@ -176,9 +176,13 @@ class LoadBalancer:
 
 
 @asynccontextmanager
-async def client(url: str, owner: str = "alice") -> AsyncIterator[Client]:
-    """A streamable HTTP client; without a token on the server, its Authorization header tells owners apart."""
+async def client(url: str, owner: str = "alice", *, session_id: str | None = None) -> AsyncIterator[Client]:
+    """A streamable HTTP client; without a token on the server, its Authorization header tells owners apart.
+
+    `session_id`: an `Mcp-Session-Id` header the client sends of its own accord (a stateless server gives none)."""
     headers = {"Authorization": f"Bearer {owner}"}
+    if session_id is not None:
+        headers["Mcp-Session-Id"] = session_id
     transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
     async with Client(transport, mode="legacy") as connected:
         yield connected

@@ -181,7 +181,7 @@ async def test_node_ids_too_long_for_the_os_are_invalid_arguments_not_a_missing_
     """E2BIG once read "pytest cannot be run with the target interpreter ... install pytest"."""
     root = write_project(tmp_path / "proj", {"test_quick.py": "def test_quick():\n    assert True\n"})
     # 1.2 MB of environment (each value under Linux's 128 KiB per string) plus 1 MB of node ids.
-    bulky = {f"PYTEST_MCP_E2E_BULK_{index}": "b" * 100_000 for index in range(12)}
+    bulky = {f"E2E_BULK_{index}": "b" * 100_000 for index in range(12)}
     node_ids = [f"test_quick.py::test_{index}_" + "x" * 1970 for index in range(500)]
 
     async with start_server(root, tmp_path, env=bulky).client() as client:

@@ -273,3 +273,28 @@ async def test_the_typescript_sdk_gets_a_run_longer_than_its_request_timeout(tmp
     assert counts == expected
     assert final["exit_code"] == 1
     await assert_all_gone(marker, within=1.0)
+
+
+async def test_a_cancel_after_the_run_finished_keeps_its_answer_and_says_it_had_finished(tmp_path: Path) -> None:
+    root = write_project(tmp_path / "proj", GATED)
+    async with start_server(root, tmp_path, "--detach-after", "1").client() as client:
+        running = await client.call_tool("execute_tests", {})
+        run_id = running.structured_content["run_id"]  # type: ignore[index]
+        (root / "gate").touch()
+        final = await until_finished(client, run_id)  # detached, then finished by itself
+        late = await client.call_tool("get_test_run", {"run_id": run_id, "cancel": True})
+        again = await client.call_tool("get_test_run", {"run_id": run_id})
+
+    text = late.content[0].text  # type: ignore[union-attr]
+    assert "Cancelled" not in text
+    assert late.structured_content is not None
+    assert "status" not in late.structured_content, late.structured_content  # a finished answer
+    assert late.structured_content["summary"] == final.structured_content["summary"]  # type: ignore[index]
+    assert late.structured_content["notes"] == [
+        "the run had already finished when the cancel came: nothing was stopped, and this is its answer"
+    ]
+    assert text.startswith(final.content[0].text)  # type: ignore[union-attr]
+    assert text.endswith(
+        "\nNOTE: the run had already finished when the cancel came: nothing was stopped, and this is its answer"
+    )
+    assert comparable(again) == comparable(final)  # and it stays finished, not cancelled

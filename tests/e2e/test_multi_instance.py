@@ -189,6 +189,117 @@ async def test_another_owner_can_neither_see_nor_cancel_the_run_on_any_instance(
     await assert_all_gone(marker, within=2.0)
 
 
+async def test_a_session_id_a_client_chose_does_not_make_another_token_the_owner(cluster: Cluster) -> None:
+    marker = new_marker()
+    node_id = cluster.start(marker, canary=True)
+    chosen = "the-same-session-id-for-both"
+    async with client(cluster.a.url, "alice", session_id=chosen) as alice:
+        run_id = await start_run(alice, node_id)
+        await wait_until_running(marker)
+        for url in (cluster.a.url, cluster.b.url):  # the instance running it, and the one reading Redis
+            async with client(url, "mallory", session_id=chosen) as mallory:
+                for arguments in ({"run_id": run_id, "wait": 0}, {"run_id": run_id, "cancel": True}):
+                    error = await call_error(mallory, "get_test_run", arguments)
+                    assert "unknown or expired run id" in error.message
+        assert processes_with(marker), "another token's cancel stopped the run"
+        async with client(cluster.b.url, "alice") as alice_without_it:  # the owner is the token alone
+            still = answer(await alice_without_it.call_tool("get_test_run", {"run_id": run_id, "wait": 0}))
+            assert still["status"] == "running"
+            assert answer(await alice_without_it.call_tool("get_test_run", {"run_id": run_id, "cancel": True}))
+    await assert_all_gone(marker, within=2.0)
+
+
+def cancel_channels(cluster: Cluster) -> set[bytes]:
+    import redis
+
+    return set(redis.Redis.from_url(cluster.redis.url).pubsub_channels("pytest-mcp:cancel:*"))
+
+
+async def test_a_message_that_is_not_a_run_id_on_a_cancel_channel_is_dropped_and_the_instance_goes_on(
+    cluster: Cluster,
+) -> None:
+    import redis
+
+    marker = new_marker()
+    node_id = cluster.start(marker, canary=True)
+    before = cancel_channels(cluster)
+    with http_server(cluster.root, cluster.logs, *cluster.instance_args()) as lone:
+        with anyio.fail_after(10):
+            while not (channels := cancel_channels(cluster) - before):
+                await anyio.sleep(0.05)
+        (channel,) = channels
+        publisher = redis.Redis.from_url(cluster.redis.url)
+        for stray in (b"\xff\xfe not UTF-8", b"", b"a run id? no", b"\x00" * 100_000):
+            assert publisher.publish(channel, stray) == 1  # the instance was listening
+        await anyio.sleep(1.5)  # the listener has read them all (it waits at most 1 s per message)
+        assert lone.process.poll() is None, lone.stderr.read_text()
+        assert lone.request("GET", "/healthz").status == 200
+        async with client(lone.url) as on_lone, client(cluster.b.url) as on_b:
+            run_id = await start_run(on_lone, node_id)
+            await wait_until_running(marker)
+            cancelled = answer(await on_b.call_tool("get_test_run", {"run_id": run_id, "cancel": True}))
+            assert cancelled["status"] == "cancelled"  # the cancel channel still reaches it
+        await assert_all_gone(marker, within=2.0)
+        log = lone.stderr.read_text(errors="replace")
+        assert log.count("run_store_message_dropped") == 4, log
+
+
+def everything_in_redis(cluster: Cluster) -> bytes:
+    """Every key, and every value of every key, that Redis holds."""
+    import redis
+
+    connection = redis.Redis.from_url(cluster.redis.url)
+    held = []
+    for key in connection.keys("*"):
+        held.append(key)
+        kind = connection.type(key)
+        if kind == b"hash":
+            held += [part for item in connection.hgetall(key).items() for part in item]
+        elif kind == b"string":
+            held.append(connection.get(key) or b"")
+        else:
+            raise AssertionError(f"{key!r} is a {kind!r}, which this test does not read")
+    return b"\n".join(held)
+
+
+async def test_redis_holds_and_carries_no_run_id_while_running_finished_kept_or_cancelled(cluster: Cluster) -> None:
+    import redis
+
+    listener = redis.Redis.from_url(cluster.redis.url).pubsub()
+    listener.psubscribe("pytest-mcp:cancel:*")
+    kept_marker, cancelled_marker = new_marker(), new_marker()
+    kept_node, cancelled_node = cluster.start(kept_marker), cluster.start(cancelled_marker, canary=True)
+    async with client(cluster.a.url) as on_a, client(cluster.b.url) as on_b:
+        kept_id = await start_run(on_a, kept_node)
+        with anyio.fail_after(30):  # published with its failure so far: the id is in its 'running' answer
+            while answer(await on_b.call_tool("get_test_run", {"run_id": kept_id, "wait": 0}))["summary"]["failed"] < 1:
+                await anyio.sleep(0.2)
+        running = everything_in_redis(cluster)
+        cluster.open_gate(kept_marker)
+        final = await until_finished(on_b, kept_id)
+        assert final["run_id"] == kept_id  # its answer, read from Redis, names it
+        page = answer(await on_b.call_tool("get_test_run", {"run_id": kept_id, "offset": 0}))
+        assert page["run_id"] == kept_id
+        finished = everything_in_redis(cluster)
+        assert b"kept" in finished
+
+        cancelled_id = await start_run(on_a, cancelled_node)
+        await wait_until_running(cancelled_marker)
+        assert answer(await on_b.call_tool("get_test_run", {"run_id": cancelled_id, "cancel": True}))["status"] == (
+            "cancelled"
+        )
+        cancelled = everything_in_redis(cluster)
+    published = []
+    while (message := listener.get_message(timeout=0.5)) is not None:
+        if message["type"] == "pmessage":
+            published.append(message["data"])
+    listener.close()
+    assert published, "the cancel went through Redis"
+    for run_id in (kept_id, cancelled_id):
+        for held in (running, finished, cancelled, *published):
+            assert run_id.encode() not in held
+
+
 async def test_an_instance_killed_mid_run_leaves_a_clear_error_not_a_run_forever_running(
     cluster: Cluster,
 ) -> None:

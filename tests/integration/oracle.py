@@ -189,7 +189,7 @@ def pytest_collect(python: Path, root: Path, spec: CollectSpec) -> CollectedByPy
     """`pytest --collect-only -q` for the same selection, plus each item's location from pytest itself."""
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "items.json"
-        env = _env({"PYTEST_MCP_ORACLE_DUMP": str(dump)})
+        env = _env({"ORACLE_PLUGIN_DUMP": str(dump)})
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PLUGIN_DIR), env.get("PYTHONPATH", "")) if p)
         argv = [
             str(python), "-m", "pytest", "-p", "no:cacheprovider", "-p", "pytest_mcp_oracle_plugin",

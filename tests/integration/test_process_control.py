@@ -18,7 +18,7 @@ from tests.integration.support import alongside, processes_with, project, run
 
 pytestmark = pytest.mark.anyio
 
-MARKER_VARIABLE = "PYTEST_MCP_HANG_MARKER"  # read by tests/fixtures/hang/test_hang.py
+MARKER_VARIABLE = "HANG_FIXTURE_MARKER"  # read by tests/fixtures/hang/test_hang.py
 OUTPUT_LIMIT = 1_000_000  # "well under 1 MB": the fixtures print 40 MB
 TRUNCATION_MARKER = re.compile(r"truncat|\bcut\b|omitted|elided|dropped", re.IGNORECASE)
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from pytest_mcp.adapters.run_store.redis import RedisRunStore
-from pytest_mcp.domain.stored_runs import StoredRun
+from pytest_mcp.domain.stored_runs import StoredRun, run_key
 from tests.e2e.multi_instance import RedisServer
 
 pytestmark = pytest.mark.anyio
@@ -68,7 +68,7 @@ async def test_a_running_run_is_lost_once_its_instance_has_left_and_cancels_reac
             with anyio.fail_after(5):
                 while not cancels:
                     await anyio.sleep(0.02)
-            assert cancels == ["run-3"]
+            assert cancels == [run_key("run-3")]  # the run's key: no run id crosses Redis
         assert (await asker.get("run-3")).status == "lost"  # type: ignore[union-attr]
 
 

@@ -249,7 +249,7 @@ def pytest_says(
     if locations:
         plugin = ["-p", "pytest_mcp_oracle_plugin"]
         paths = [str(ORACLE_PLUGIN), *filter(None, [environ.get("PYTHONPATH")])]
-        environ.update(PYTEST_MCP_ORACLE_DUMP=str(dump), PYTHONPATH=os.pathsep.join(paths))
+        environ.update(ORACLE_PLUGIN_DUMP=str(dump), PYTHONPATH=os.pathsep.join(paths))
     argv = (str(env.python), "-m", "pytest", *plugin, *(["-q"] if quiet else []), "--color=no", "-rfE", *args)
     proc = subprocess.run(
         argv,

@@ -105,7 +105,7 @@ async def test_execution_errors_leak_no_server_paths_or_environment(tmp_path: Pa
     answers: list[str] = []
 
     for python in (sys.executable, str(no_pytest / "bin" / "python")):
-        parameters = server_parameters(trapped, env={"PYTEST_MCP_SECRET_FOR_TEST": SECRET})
+        parameters = server_parameters(trapped, env={"AUDIT_SECRET_FOR_TEST": SECRET})
         parameters.args[parameters.args.index("--root") + 1] = str(root)
         parameters.args[parameters.args.index("--python") + 1] = python
         async with Client(parameters, mode="legacy") as client:

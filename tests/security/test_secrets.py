@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,59 @@ async def test_nothing_reads_the_servers_environment_back_over_http(tmp_path: Pa
     assert TOKEN not in bodies
     assert CLOUD not in bodies
     assert_no_secret(answers, log)
+
+
+OWN_SETTINGS_TEST = """
+import os
+
+
+def test_prints_what_it_inherited_of_the_servers_settings():
+    inherited = sorted(f"{k}={v}" for k, v in os.environ.items() if k.upper().startswith("PYTEST_MCP_"))
+    print("inherited:", inherited)
+    assert inherited == []
+"""
+
+
+async def test_no_process_the_server_starts_inherits_its_settings_nor_the_run_stores_password(tmp_path: Path) -> None:
+    """Runs, discoveries and probes all start through `--python`: a wrapper records what each inherited."""
+    from tests.e2e.e2e_support import start_server, text_of, write_project
+    from tests.e2e.multi_instance import RedisServer
+
+    password = f"redis-pw-{uuid.uuid4().hex}"
+    redis = RedisServer(tmp_path / "redis", password)
+    redis.start()
+    starts = tmp_path / "starts.log"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f"{{ echo start; env | grep -i '^pytest_mcp_' || true; }} >> '{starts}'\n"
+        f'exec "{sys.executable}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    root = write_project(tmp_path / "proj", {"test_settings.py": OWN_SETTINGS_TEST})
+    settings = {
+        "PYTEST_MCP_RUN_STORE": redis.url,  # a password the tests could print into an answer
+        "PYTEST_MCP_AUTH_TOKEN": TOKEN,
+        "PYTEST_MCP_RUN_STORE_PREFIX": "secrets-test:",
+        "PYTEST_MCP_SOME_FUTURE_SETTING": "not ours to pass on",
+        "pytest_mcp_log_level": "info",  # settings are read in any case, so they are dropped in any case
+    }
+    try:
+        server = start_server(root, tmp_path, "--python", str(wrapper), env=settings)
+        async with server.client() as client:
+            texts = [
+                text_of(await client.call_tool("check_environment", {})),
+                text_of(await client.call_tool("discover_tests", {})),
+            ]
+            run = await client.call_tool("execute_tests", {"detail": "all"})
+            texts.append(text_of(run))
+    finally:
+        redis.stop()
+
+    assert run.structured_content["summary"]["passed"] == 1, texts[-1]  # type: ignore[index]
+    recorded = starts.read_text()
+    assert recorded.count("start") >= 3, recorded  # a probe, a collection and a run at least
+    assert recorded.replace("start", "").strip() == "", recorded
+    for text in [*texts, server.stderr()]:
+        assert password not in text
+        assert TOKEN not in text

@@ -68,6 +68,37 @@ async def test_a_run_still_going_answers_running_with_the_failures_so_far(tmp_pa
     assert "FAILED tests/test_a.py::test_2" in text
 
 
+@pytest.mark.parametrize(
+    ("hold", "progress", "headline"),
+    [
+        ({"collecting": True}, (0, 0), "Still running: 0 of ? tests done"),  # pytest has not collected yet
+        ({"after": 0}, (0, 5), "Still running: 0 of 5 tests done"),  # collected, no test done
+    ],
+    ids=["still-collecting", "collected"],
+)
+async def test_a_held_run_is_still_collecting_or_knows_its_total_as_a_real_one(
+    tmp_path: Path, hold: dict[str, Any], progress: tuple[int, int], headline: str
+) -> None:
+    runner = project().hold(**hold)
+    async with connect(runner, root=tmp_path, detach_after=DETACH) as client:
+        running = await structured(client, "execute_tests", {})
+        runner.release()
+        final = await until_finished(client, running["run_id"])
+
+    assert (running["progress"]["done"], running["progress"]["total"]) == progress
+    assert running["summary"]["total"] == progress[1]
+    assert running["groups"] == []
+    assert running_text(running).startswith(headline)
+    assert final.structured_content["summary"]["failed"] == 2  # type: ignore[index]
+
+
+def running_text(answer: dict[str, Any]) -> str:
+    from pytest_mcp.adapters.mcp.presenter import render_run
+    from pytest_mcp.domain.models import RunResult
+
+    return render_run(RunResult.model_validate(answer))
+
+
 @pytest.mark.parametrize("detail", ["summary", "failures", "all"])
 async def test_the_final_answer_through_get_test_run_equals_an_undetached_call(tmp_path: Path, detail: str) -> None:
     async with connect(project(), root=tmp_path, detach_after=0) as client:

@@ -88,3 +88,17 @@ async def test_a_poll_forwards_every_report_and_the_last_progress_only(
     assert sink.tests == ["t.py::test_half"]
     assert sink.updates == [(TESTS, TESTS, 1)]
     assert parses.count == 4  # collected, the failure, the summary, the last progress line
+
+
+async def test_once_collected_the_total_is_forwarded_before_any_test_is_done(tmp_path: Path) -> None:
+    """A run's 'running' answer says "0 of 120" once pytest has collected, and "0 of ?" only before."""
+    path = tmp_path / "report.jsonl"
+    path.write_text("")
+    sink = Sink()
+    follower = report.ProgressFollower(path, sink)
+
+    await follower.poll()  # still collecting
+    path.write_text(event(protocol.COLLECTED, total=120))
+    await follower.poll()
+
+    assert sink.updates == [(0, 120, 0)]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import pydoc
+import re
 import subprocess
 import sys
 from importlib.metadata import distribution
 from pathlib import Path
-from types import ModuleType
+from types import FunctionType, ModuleType
 
 import pytest_mcp.testing as testing
 
@@ -27,21 +29,22 @@ EXPECTED_ALL = [
     "SkipReason",
     "connect",
 ]
-RUNNER_API = [
-    "script",
-    "fail_with",
-    "clear_failures",
-    "install",
-    "script_coverage",
-    "script_environment",
-    "hold",
-    "release",
-    "from_dict",
-    "from_recording",
-    "to_recording",
-]
+# The TestRunner port's methods are what the server calls, not what a user scripts with.
+PORT_METHODS = {"run", "collect"}
+RUNNER_API = sorted(
+    name
+    for name, value in vars(testing.FakeTestRunner).items()
+    if not name.startswith("_") and name not in PORT_METHODS and isinstance(value, FunctionType | classmethod)
+)
+"""Every public method of the runner, read from the class: a method added later is held to its docs too."""
+RUNNER_PROPERTIES = sorted(
+    name for name, value in vars(testing.FakeTestRunner).items() if isinstance(value, property) and name[0] != "_"
+)
 # Public names that are not API: the `from __future__` directive and the plugin's hook.
 NOT_API = {"annotations", "pytest_configure"}
+FIXTURES = ["pytest_mcp_runner", "pytest_mcp_client"]
+# Names the docs may mention that are not ours to export: a library, pytest's matcher, the port the fake fills.
+NOT_OURS = {"AnyIO", "KeywordMatcher", "TestRunner"}
 
 
 def test_all_is_exactly_the_documented_public_surface() -> None:
@@ -73,7 +76,52 @@ def test_help_leads_with_the_api_before_any_inherited_method() -> None:
     description = lead[: lead.index("PACKAGE CONTENTS")]
 
     assert all(name in description for name in [*EXPECTED_ALL, *(f".{method}(" for method in RUNNER_API)])
-    assert len(description.splitlines()) < 60
+    assert all(f".{name}" in description for name in ["calls", *RUNNER_PROPERTIES])
+    assert len(description.splitlines()) < 80
+
+
+def test_help_names_every_keyword_of_every_runner_method() -> None:
+    """A parameter left out of help() is one an agent developer never hears of (`containment=` was)."""
+    description = testing.__doc__ or ""
+    for method in ["__init__", *RUNNER_API]:
+        parameters = inspect.signature(getattr(testing.FakeTestRunner, method)).parameters
+        for name in parameters:
+            if name not in ("self", "cls"):
+                assert re.search(rf"\b{name}\b", description), f"help() leaves out {method}'s {name}"
+
+
+def test_the_docs_name_only_what_they_export() -> None:
+    """A class the docs point to (`see AffectedData`) must be importable from pytest_mcp.testing."""
+    runner = testing.FakeTestRunner
+    docs = [testing.__doc__, runner.__doc__, *(getattr(runner, name).__doc__ for name in [*RUNNER_API, "__init__"])]
+    docs += [getattr(testing, name).__doc__ for name in testing.__all__]
+    named = {word for doc in docs for word in re.findall(r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+\b", doc or "")}
+    assert sorted(named - set(testing.__all__) - NOT_OURS - set(dir(builtins))) == []
+
+
+def test_help_describes_each_fixture_and_pytest_lists_each_with_its_docstring(tmp_path: Path) -> None:
+    description = testing.__doc__ or ""
+    for fixture in FIXTURES:
+        assert re.search(rf"^{fixture}\n    \S", description, flags=re.M), f"help() does not describe {fixture}"
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "pytest_mcp.testing", "--fixtures", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    ).stdout
+    for fixture in FIXTURES:
+        documented = re.search(rf"^{fixture} -- .*\n    (?P<doc>\S.*)$", listed, flags=re.M)
+        assert documented, f"pytest --fixtures gives {fixture} no docstring:\n{listed}"
+
+
+def test_help_says_how_a_group_pages_and_that_page_sizes_vary() -> None:
+    description = " ".join((testing.__doc__ or "").split())
+    assert "`group`" in description
+    assert "`offset`" in description
+    assert "page sizes vary" in description
 
 
 def test_a_typed_test_file_using_the_api_passes_mypy_strict(tmp_path: Path) -> None:

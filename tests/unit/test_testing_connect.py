@@ -222,7 +222,7 @@ async def test_processes_the_tests_left_running_are_scripted_and_answered_as_the
     assert stopped == {"count": 2, "commands": ["redis-server *:6379", long[:77] + "..."]}
     text = leaky.content[0].text  # type: ignore[union-attr]
     assert text.splitlines()[-1] == (
-        f"STOPPED 2 processes the tests left running when pytest ended: redis-server *:6379; {long[:77]}..."
+        f'STOPPED 2 processes the tests left running when pytest ended: "redis-server *:6379"; "{long[:77]}..."'
     )
     assert "stopped_processes" not in only_ok.structured_content  # type: ignore[operator]
     assert "stopped_processes" not in clean.structured_content  # type: ignore[operator]

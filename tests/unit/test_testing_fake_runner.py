@@ -334,6 +334,9 @@ def test_clearing_a_node_id_without_a_failure_names_the_ones_there_are() -> None
         (lambda r: r.script_environment(pytest_version="latest"), r"pytest_version: must be a version like"),
         (lambda r: r.script_environment(pytest_error="x"), r"pytest_error: only an environment without pytest"),
         (lambda r: r.hold(after=-1), r"after: must be a number of tests, 0 or more"),
+        (lambda r: r.hold(after=2, collecting=True), r"after: a run held while collecting has run no test"),
+        (lambda r: r.script(A, "passed", crash="tests/test_a.py:3"), r"crash: only a failed or error test has a crash"),
+        (lambda r: r.script(A, "failed", crash="../a.py:3"), r"crash: '../a.py:3' is not a crash site"),
     ],
     ids=[
         "signal-number",
@@ -359,6 +362,9 @@ def test_clearing_a_node_id_without_a_failure_names_the_ones_there_are() -> None
         "pytest-version",
         "pytest-error-with-pytest",
         "hold-negative",
+        "hold-collecting-after-tests",
+        "crash-of-a-pass",
+        "crash-outside-the-root",
     ],
 )
 def test_a_wrong_argument_is_refused_where_it_is_given_naming_it(misuse: Any, problem: str) -> None:

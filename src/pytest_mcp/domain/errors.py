@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from pytest_mcp.domain.text import keep_arguments, keep_head
+from pytest_mcp.domain.text import keep_arguments, keep_head, printable
 
 MAX_MESSAGE_CHARS = 8000
 """An error's message, whatever a run printed: the essentials come first, then a cut."""
@@ -133,6 +133,7 @@ class ExecutionFailed(PytestMcpError):
 
     def __init__(self, reason: FailureReason, message: str, details: FailureDetails) -> None:
         self.reason = reason
-        self.message = keep_head(message, MAX_MESSAGE_CHARS)
+        # It quotes pytest's output, the project's: its lines, never a control character or a bidi override.
+        self.message = printable(keep_head(message, MAX_MESSAGE_CHARS))
         self.details = details
-        super().__init__(message)
+        super().__init__(self.message)

@@ -22,6 +22,7 @@ from pytest_mcp.domain.text import (
     keep_head,
     keep_tail,
     last_lines,
+    one_line,
 )
 from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.presenter import ResultPresenter
@@ -216,7 +217,8 @@ def _stopped(commands: tuple[str, ...]) -> StoppedProcesses | None:
     """What the answer says about processes the tests left running: how many, and the first few."""
     if not commands:
         return None
-    return StoppedProcesses(count=len(commands), commands=commands[:MAX_LISTED_STOPPED])
+    # A process names itself (prctl PR_SET_NAME, its argv): the project's text, kept to one line.
+    return StoppedProcesses(count=len(commands), commands=tuple(map(one_line, commands[:MAX_LISTED_STOPPED])))
 
 
 def _shown(request: RunRequest, reports: tuple[ReportedTest, ...]) -> tuple[ReportedTest, ...]:

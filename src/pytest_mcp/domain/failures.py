@@ -13,6 +13,7 @@ from pytest_mcp.domain.text import (
     keep_head,
     keep_tail,
     last_line,
+    one_line,
     outside_project,
     project_frames_only,
 )
@@ -27,7 +28,10 @@ _SIGNAL_HINTS = {
 
 def collection_error_lines(errors: tuple[CollectionError, ...]) -> str:
     """One line per collection error (node id and exception line), at most MAX_LISTED_ERRORS of them."""
-    lines = [f"- {error.node_id}: {keep_head(error.message, 300)}" for error in errors[:MAX_LISTED_ERRORS]]
+    lines = [
+        f"- {one_line(error.node_id)}: {one_line(keep_head(error.message, 300))}"
+        for error in errors[:MAX_LISTED_ERRORS]
+    ]
     if len(errors) > MAX_LISTED_ERRORS:
         lines.append(f"- ... and {len(errors) - MAX_LISTED_ERRORS:,} more")
     return "\n".join(lines)

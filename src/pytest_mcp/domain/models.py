@@ -146,13 +146,20 @@ _MODELLED = frozenset(
 class ReportedTest(_Value):
     """One test report: a test's outcome in one phase."""
 
+    # On every report, real or fake, 0 included: a field a program reads is there or never is.
+    always_present: ClassVar[frozenset[str]] = frozenset({"duration"})
+
     node_id: str = Field(description="Exactly as pytest prints it; can be passed back to execute_tests.")
     outcome: Outcome
     phase: Phase
     location: str | None = Field(None, description="file:line of the test function, relative to the root.")
     message: str | None = None
     traceback: str | None = None
-    duration: Seconds = Field(0.0, description="Seconds this phase took, to the millisecond; 0 when under 0.5 ms.")
+    duration: Seconds = Field(
+        0.0,
+        description="Seconds this phase took, to the millisecond; 0 when under 0.5 ms. On every report, 0 included "
+        "(the test double's reports carry their scripted duration, 0 by default).",
+    )
     stdout: str | None = Field(None, description="Captured stdout, when show_capture is on.")
     stderr: str | None = Field(None, description="Captured stderr, when show_capture is on.")
     reruns: int = Field(
@@ -255,7 +262,11 @@ class FailureGroup(_Value):
 
     always_present: ClassVar[frozenset[str]] = frozenset({"id", "count", "representative"})
 
-    id: str = Field(description="The group's id: the same signature always has the same id; get_test_run takes it.")
+    id: str = Field(
+        description="The group's id, made of its signature only (outcome, phase, exception, masked message and "
+        "crash site): the same signature always has the same id, on every server and in the test double; "
+        "a cause's (ADR 0020), of its culprit's file and function. get_test_run takes it."
+    )
     count: int = Field(description="How many reports share the signature.")
     # A group of one is its report under the group's id: the signature and the members would only
     # repeat the representative, and are left out (ADR 0020's budget).
@@ -406,7 +417,11 @@ class RunPage(_Value):
     always_present: ClassVar[frozenset[str]] = frozenset({"offset", "total", "next_offset"})
 
     offset: int = Field(0, description="Position of the first report listed in `tests`.")
-    total: int = Field(0, description="Reports selected: the run's non-passing reports, or the node ids asked for.")
+    total: int = Field(
+        0,
+        description="Reports selected: the run's non-passing reports, the node ids asked for, or the group's "
+        "members. A page holds as many as fit the answer's size budget: page sizes vary.",
+    )
     next_offset: int | None = Field(None, description="The offset of the next page; null when this is the last.")
     group: str | None = Field(None, description="With group: the group whose member ids this page lists.")
 

@@ -411,13 +411,15 @@ class GetTestRunRequest(_Request):
     group: str | None = Field(
         None,
         pattern=r"^g[0-9a-f]{10,16}$",
-        description="Of a finished run: the full reports of this failure group's members (its `id` in `groups`).",
+        description="Of a finished run: the full reports of this failure group's members (its `id` in `groups`), "
+        "paged as every selection is: with `offset`, from that position among them.",
     )
     offset: int = Field(
         0,
         ge=0,
-        description="Of a finished run: its non-passing reports from this position on (failures and errors first, "
-        "then xpassed, skipped, xfailed), as many as fit; the answer's page.next_offset gives the next page.",
+        description="Of a finished run: its non-passing reports (or those of `node_ids` or `group`) from this "
+        "position on (failures and errors first, then xpassed, skipped, xfailed), as many as fit the answer's size "
+        "budget, so page sizes vary; the answer's page.next_offset gives the next page, null on the last.",
     )
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Literal
 
 from pydantic import Field
@@ -28,3 +29,9 @@ class StoredRun(_Value):
     failed: int = 0
     answer: dict[str, Any] = Field(default_factory=dict)
     error: dict[str, Any] | None = None
+
+
+def run_key(run_id: str) -> str:
+    """What a shared store knows a run by: a digest of its id, which cannot be turned back into the id
+    (192 random bits), so whoever reads the store cannot read, page through or cancel the run."""
+    return hashlib.sha256(run_id.encode()).hexdigest()[:32]

@@ -8,6 +8,36 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 MASK = "****"
 """What a password becomes wherever a URL holding one is shown."""
 
+REPLACEMENT = "\ufffd"
+"""What a character that could forge or hide text becomes where the project's text is quoted."""
+# C0 controls but tab and newline, DEL and C1 controls (ESC starts ANSI sequences; U+0085 is a line
+# break), the line and paragraph separators, and the marks, embeddings, overrides and isolates that
+# reorder text (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069). One character class: a
+# search finds nothing in clean text at a regex engine's speed, and nothing is copied.
+_HIDING = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE_IN_TEXT = re.compile(f"[{_HIDING}]")
+_UNSAFE_IN_LINE = re.compile(f"[{_HIDING}\n]")
+
+
+def printable(text: str) -> str:
+    """`text` (the project's: output, a message, a node id) safe to quote in an answer's text, over
+    as many lines as it has: every control character but tab and newline, and every bidirectional
+    control, replaced by U+FFFD. Nothing it held can then colour, move, hide or reorder what follows."""
+    return _UNSAFE_IN_TEXT.sub(REPLACEMENT, text) if _UNSAFE_IN_TEXT.search(text) else text
+
+
+def one_line(text: str) -> str:
+    """`text` safe to quote as (part of) one line: `printable`, and a newline replaced too, so that
+    it cannot start a line of its own (`x\\nPASSED all ok`)."""
+    return _UNSAFE_IN_LINE.sub(REPLACEMENT, text) if _UNSAFE_IN_LINE.search(text) else text
+
+
+def quoted(text: str) -> str:
+    """`text` as one line between double quotes, a quote or backslash in it escaped: where items are
+    listed one after another, no item can pass for the separator or for the end of the list."""
+    line = one_line(text)
+    return '"' + line.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
 
 def keep_tail(text: str, limit: int, *, from_line_with: str | None = None) -> str:
     """The last `limit` characters of `text`, starting at a line boundary, with a marker if cut.

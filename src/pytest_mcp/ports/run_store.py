@@ -23,7 +23,8 @@ class RunStore(Protocol):
     - `shared` is False when this instance is the only one that reads it (in memory): the
       instance then holds its runs itself and publishes nothing;
     - `attached` connects (or raises RunStoreUnavailable naming the store), keeps this instance's
-      heartbeat while it is held, and calls `on_cancel(run_id)` for each cancel sent to it;
+      heartbeat while it is held, and calls `on_cancel(key)` for each cancel sent to it, with the
+      run's `run_key` (a digest), never its id: a shared store never holds or carries a run id;
     - a run `put` is forgotten `ttl` seconds after its last put (the store's own expiry);
     - `get` reads status 'lost' for a 'running' run whose instance's heartbeat expired;
     - every other method raises RunStoreUnavailable when the store cannot be reached, and no

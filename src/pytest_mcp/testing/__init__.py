@@ -17,16 +17,23 @@ connect(runner=None, root=None, python=None, mode="legacy", *, timeout=None, max
     Async context manager: a client connected to the server. One root for server and runner.
 FakeTestRunner(tests=(), *, root=None, plugins=())
     .script(node_id, outcome="passed", message=None, traceback=None, duration=0.0, markers=(),
-            stdout=None, *, stderr=None, line=None, phase=None)     add or replace a test
+            stdout=None, *, stderr=None, line=None, phase=None, crash=None)
+        add or replace a test; `crash` ("src/cart.py:12") is where a failure happens, which its
+        failure group's id is made of: script the site a real run names to get the real id
     .fail_with(kind, message=None, *, node_id=None, signal=None, line=None, on=None, times=None)
         a timeout, crash or collection error scoped to a test or module fires whenever it is
         selected, until cleared; unscoped, on the next call
     .clear_failures(node_id=None)                  the fix: forget every failure, or one test's
+    .edit(*affects, files=())                      what an edit affects, for `affected` runs
     .install(*distributions)                       pytest plugins: "pytest-xdist", "pytest-cov==6.0"
     .script_coverage(percent, files=None, *, missing=None)      what a `coverage` run measures
     .script_environment(*, python_version="3.12.0", pytest_version="9.0.0", pytest_error=None,
-                        config_error=None, prefix=None)        what check_environment finds
-    .hold(after=0), .release()                     runs that outlast the call (detached runs)
+                        config_error=None, prefix=None, containment="subreaper")
+        what check_environment finds; containment="process_group" is a server without a subreaper
+    .leave_running(*commands, node_id=None)        processes a test leaves, reported as stopped
+    .hold(after=0, *, collecting=False), .release()
+        runs that outlast the call (detached runs): held after `after` tests, or still collecting
+    .localize(spec)       the second pass after a failing run (ADR 0020), which the server calls
     .from_dict(script, *, root=None), .from_recording(source), .to_recording()
     .calls, .tests, .root                          what it was asked; what it plays; its root
 ScriptedTest           one scripted test (a frozen pydantic model)
@@ -38,10 +45,21 @@ RunSpec, CollectSpec   what `calls` holds: one per execute_tests / discover_test
 ScriptError            any wrong argument, raised by the call that received it, naming it
 RECORDING_FORMAT, RECORDING_VERSION               the recording format `pytest-mcp record` writes
 
+Answers as the real server gives them: every test report carries `duration` (0 included). A
+finished run's reports page with get_test_run's `offset`, whether all of them, `node_ids` or one
+`group`; each page holds as many reports as fit the answer's size budget, so page sizes vary:
+follow `page.next_offset` until it is null. A group's `id` depends only on its signature (outcome,
+phase, exception, masked message and crash site), the same for the fake and the real server.
+
 It is also a pytest plugin, never loaded unless asked for (`-p pytest_mcp.testing`, or
-`pytest_plugins = ["pytest_mcp.testing"]` in a top-level conftest). The plugin provides the
-fixtures `pytest_mcp_runner` (a fresh FakeTestRunner) and `pytest_mcp_client` (a client
-connected to it; an async fixture, run by AnyIO's pytest plugin: mark tests `anyio`).
+`pytest_plugins = ["pytest_mcp.testing"]` in a top-level conftest). Its fixtures:
+
+pytest_mcp_runner
+    A fresh, empty FakeTestRunner for each test. Script it in the test, or override the fixture.
+pytest_mcp_client
+    An mcp.Client connected in-process to a server running `pytest_mcp_runner`, rooted at the
+    runner's root or else the test's `tmp_path`. Async: run by AnyIO's pytest plugin (mark tests
+    `anyio` and provide `anyio_backend`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import os
 
 
 def pytest_collection_finish(session):
-    target = os.environ.get("PYTEST_MCP_ORACLE_DUMP")
+    target = os.environ.get("ORACLE_PLUGIN_DUMP")
     if not target:
         return
     items = []

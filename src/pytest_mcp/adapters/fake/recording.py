@@ -55,7 +55,8 @@ def recording_document(
     """A recording in its JSON shape: versioned, one entry per test and per collection error."""
     entries = []
     for test in tests:
-        entry = test.model_dump(mode="json")
+        # A recorded traceback names its crash site; `crash` is for scripts, and older readers forbid it.
+        entry = test.model_dump(mode="json", exclude={"crash"} if test.crash is None else None)
         entries.append({key: _unrooted(value, root) if key in _TEXTS else value for key, value in entry.items()})
     return {
         "format": RECORDING_FORMAT,

@@ -7,8 +7,6 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, Self
 
-import anyio
-
 from pytest_mcp.adapters.fake.affected import AffectedData
 from pytest_mcp.adapters.fake.arming import ArmedFailures, select
 from pytest_mcp.adapters.fake.endings import (
@@ -22,6 +20,7 @@ from pytest_mcp.adapters.fake.endings import (
 )
 from pytest_mcp.adapters.fake.environment import FakeEnvironment, FakeEnvironmentProbe
 from pytest_mcp.adapters.fake.failures import FAILURE_KINDS, FailureKind, ScriptedFailure, checked_failure
+from pytest_mcp.adapters.fake.holding import RunHold
 from pytest_mcp.adapters.fake.last_failed import LastFailed
 from pytest_mcp.adapters.fake.recording import read_recording, recording_document
 from pytest_mcp.adapters.fake.script import (
@@ -104,7 +103,7 @@ class FakeTestRunner(TestRunner):
         self._environment = FakeEnvironment()
         self._last_failed = LastFailed()
         self._affected = AffectedData()
-        self._held: tuple[int, anyio.Event] | None = None
+        self._hold = RunHold()
         self._left_running = LeftRunning()
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
@@ -163,25 +162,22 @@ class FakeTestRunner(TestRunner):
         stderr: str | None = None,
         line: int | None = None,
         phase: Phase | None = None,
+        crash: str | None = None,
     ) -> Self:
         """Add a scripted test, or replace the one with this node id in place; returns the runner.
 
-        Raises ScriptError naming the argument when a value is impossible: a node id without a
-        file and a name, an unknown outcome, a phase the outcome cannot happen in, a negative
-        duration, markers given as one string. `<root>` in a text stands for the root.
+        `line` is the test's definition's line; `crash` (`"src/cart.py:12"`) where a failure or error
+        happens, the deepest project frame the real runner names (default: `line`). Its group's id is
+        made of it: scripted with the site a real run reports, a failure gets the real run's id.
+
+        Raises ScriptError naming the argument when a value is impossible: a node id without a file
+        and a name, an unknown outcome, a phase the outcome cannot happen in, a negative duration,
+        markers given as one string, a crash site that is not `path.py:line`, of an outcome without
+        one or beside a traceback. `<root>` in a text stands for the root.
         """
-        fields = {
-            "node_id": node_id,
-            "outcome": outcome,
-            "message": message,
-            "traceback": traceback,
-            "duration": duration,
-            "markers": markers,
-            "stdout": stdout,
-            "stderr": stderr,
-            "line": line,
-            "phase": phase,
-        }
+        fields: dict[str, object] = {"node_id": node_id, "outcome": outcome, "message": message}
+        fields |= {"traceback": traceback, "duration": duration, "markers": markers, "stdout": stdout}
+        fields |= {"stderr": stderr, "line": line, "phase": phase, "crash": crash}
         try:
             self._tests[node_id] = scripted(fields, "")
         except ScriptError as exc:
@@ -249,7 +245,12 @@ class FakeTestRunner(TestRunner):
         return self
 
     def edit(self, *affects: str, files: Iterable[str] = ()) -> Self:
-        """An edit as pytest-testmon sees it: the tests it affects, and `files` it cannot see; see AffectedData."""
+        """An edit as pytest-testmon sees it, for `affected` runs (with `install("pytest-testmon")`).
+
+        `affects`: the node ids, files or directories it touches, each naming a scripted test; `files`:
+        files testmon cannot see (not Python), which make the next affected run run everything. An
+        affected run runs what an edit named since, new tests and last time's failures (the first
+        runs everything), by testmon's rules. ScriptError names an argument that names nothing."""
         self._affected.edit(affects, self.tests, files)
         return self
 
@@ -299,25 +300,22 @@ class FakeTestRunner(TestRunner):
         self._left_running.script(commands, node_id, self._tests)
         return self
 
-    def hold(self, after: int = 0) -> Self:
+    def hold(self, after: int = 0, *, collecting: bool = False) -> Self:
         """Make runs pause after their first `after` tests (if they select more) until `release()`.
 
         For testing an agent's handling of long runs without waiting for one: connect with a small
-        `detach_after`, and execute_tests answers "running" with the progress and failures of the
-        tests before the hold; after `release()`, get_test_run gets the final answer. A held run
-        can be cancelled (get_test_run with cancel, or the call's own cancellation) like a real one.
+        `detach_after`, and execute_tests answers "running" with the progress (of the tests selected)
+        and failures of the tests before the hold; after `release()`, get_test_run gets the final
+        answer. A held run can be cancelled (get_test_run with cancel, or its call's cancellation).
+        `collecting=True` (no `after`) holds runs before pytest has collected, where a real run's first
+        "running" answer often is: `progress` `{done: 0, total: 0}`, "0 of ? tests done".
         """
-        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
-            raise ScriptError(f"after: must be a number of tests, 0 or more; got {after!r}")
-        self._held = (after, anyio.Event())
+        self._hold.hold(after, collecting)
         return self
 
     def release(self) -> Self:
         """Let held runs go on to their end; later runs are not held."""
-        if self._held is None:
-            raise ScriptError("release: no run is held; call hold() first")
-        self._held[1].set()
-        self._held = None
+        self._hold.release()
         return self
 
     def _connected(self, root: Path, python: Path | None) -> FakeEnvironmentProbe:
@@ -354,8 +352,11 @@ class FakeTestRunner(TestRunner):
             return interrupted_by_collection_errors(
                 selection.errors, selection.collected, selection.tests, call, status=selection.status
             )
+        await self._hold.while_collecting()
         selected = selection.tests
         terminal.collected(selection.collected, selection.collected - len(selected), status=selection.status)
+        if progress is not None and selected:
+            await progress.update(0, len(selected), 0)  # collected: the total is known, as a real run's is
 
         kills = [f for f in (pending, *self._failures.scoped("run")) if f is not None and f.kills]
         reports: list[ReportedTest] = []
@@ -363,8 +364,7 @@ class FakeTestRunner(TestRunner):
         failures = 0
         stopped = False
         for done, test in enumerate(selected, start=1):
-            if self._held is not None and done - 1 == self._held[0]:
-                await self._held[1].wait()  # the run goes on only at `release()`, or is cancelled
+            await self._hold.before_test(done)  # the run goes on only at `release()`, or is cancelled
             terminal.test_started(test.node_id)
             left_running += self._left_running.of(test.node_id)
             striking = next((failure for failure in kills if failure.strikes(test, selected[0])), None)
@@ -437,6 +437,8 @@ class FakeTestRunner(TestRunner):
         )
 
     async def localize(self, spec: LocalizeSpec) -> Spectrum | str:
+        """The second pass after a failing run (ADR 0020), which the server calls: this runner repeats
+        no test, so the answer names no culprit and says why."""
         return "the fake runner repeats no test"
 
     # -- inside a call ----------------------------------------------------------------------------

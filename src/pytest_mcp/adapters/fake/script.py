@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from functools import cached_property
 from os import PathLike
@@ -37,6 +38,7 @@ class ScriptError(ValueError):
     (or the field of a script) and the reason."""
 
 
+_CRASH_SITE = re.compile(r"[^/\s:-][^\s:]*\.py:[1-9]\d*")
 ROOT_MARK = "<root>"
 """Stands for the project's root directory in scripted and recorded text; replaced when played back."""
 
@@ -49,6 +51,10 @@ class ScriptedTest(BaseModel):
     the outcome happens: an `error` in `teardown` is a test that passed and then failed in
     teardown (pytest counts both); a `skipped` test is skipped in `setup` (a marker) unless
     told `call` (`pytest.skip()` in the body). `line` is the 1-based line of the definition.
+    `crash` is where a failure or error happens, `path:line` relative to the root (the deepest frame
+    in the project's own code, as the real runner reads it: the assertion's line, a helper's, a
+    fixture's); without it, the test's own `line`. A failure group's id is made of it (ADR 0014),
+    so script the line a real run names to get the real run's group id.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -63,6 +69,7 @@ class ScriptedTest(BaseModel):
     stderr: str | None = None
     line: int | None = Field(default=None, ge=1)
     phase: Phase | None = None
+    crash: str | None = None
 
     @field_validator("node_id")
     @classmethod
@@ -98,6 +105,21 @@ class ScriptedTest(BaseModel):
             raise ValueError(
                 f"{value!r} is impossible for outcome {outcome!r}; use one of {', '.join(map(repr, PHASES[outcome]))}"
             )
+        return value
+
+    @field_validator("crash")
+    @classmethod
+    def _is_a_site(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        if _CRASH_SITE.fullmatch(value) is None or ".." in value.split("/"):
+            raise ValueError(
+                f"{value!r} is not a crash site: the file relative to the root, then its line, like 'src/cart.py:12'"
+            )
+        if info.data.get("outcome") not in ("failed", "error"):
+            raise ValueError(f"only a failed or error test has a crash site, not a {info.data.get('outcome')!r} one")
+        if info.data.get("traceback") is not None:
+            raise ValueError("give crash or traceback, not both: a scripted traceback names its own crash site")
         return value
 
     @model_validator(mode="after")
@@ -168,7 +190,15 @@ def _synthetic_traceback(test: ScriptedTest, message: str) -> str:
     else:
         exception = "Exception"
     lines = [f"E       {line}" if line else "E" for line in message.splitlines() or [message]]
-    return "\n".join([f"def {test.function}():", *lines, "", f"{test.file}:{test.line or 1}: {exception}"])
+    crash = test.crash or f"{test.file}:{test.line or 1}"
+    if crash.rpartition(":")[0] != test.file:  # in a helper's file: the test's frame, then the helper's
+        lines = [
+            f"{test.file}:{test.line or 1}: ",
+            "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _",
+            "",
+            *lines,
+        ]
+    return "\n".join([f"def {test.function}():", *lines, "", f"{crash}: {exception}"])
 
 
 def scripted(fields: Any, where: str) -> ScriptedTest:

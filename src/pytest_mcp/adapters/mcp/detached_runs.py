@@ -73,6 +73,11 @@ class DetachedRun:
         """Ended without an answer or an error of its own: it was stopped."""
         return self.ended.is_set() and self.answer is None and self.error is None
 
+    @property
+    def finished(self) -> bool:
+        """Ended by itself, with its answer or its error: a cancel can no longer change it."""
+        return self.ended.is_set() and not self.cancelled
+
     def answer_running(self, status: Status) -> CallToolResult:
         """The tool's answer for this run while it goes on, or once it was stopped."""
         return self.running(self.request, self.watch, self.run_id, status)
@@ -284,9 +289,11 @@ class DetachedRuns:
             _log.info("run_result_dropped", why="too many kept", max_kept=self._max_kept)
         return dropped
 
-    def _cancel_soon(self, run_id: str) -> None:
-        """A cancel sent by another instance, for a run of this one."""
-        run = self._runs.get(run_id)
+    def _cancel_soon(self, key: str) -> None:
+        """A cancel sent by another instance, for a run of this one, known by its `run_key`."""
+        from pytest_mcp.domain.stored_runs import run_key
+
+        run = next((run for run in self._runs.values() if run_key(run.run_id) == key), None)
         if run is not None and self._group is not None:
             self._group.start_soon(self.cancel, run)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from mcp_types import CallToolResult, TextContent
 
 from pytest_mcp.domain.environment import EnvironmentResult
+from pytest_mcp.domain.text import printable
 from pytest_mcp.ports.environment_presenter import EnvironmentPresenter
 
 
@@ -60,7 +61,7 @@ def render_environment(result: EnvironmentResult) -> str:
         )
     if not result.plugin_autoload:
         lines.append("plugin autoloading is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD)")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # the project's configuration and plugins are quoted here
 
 
 class McpEnvironmentPresenter(EnvironmentPresenter[CallToolResult]):

@@ -23,7 +23,15 @@ from pytest_mcp.domain.models import (
     _Value,
 )
 from pytest_mcp.domain.paging import LISTING_PRIORITY
-from pytest_mcp.domain.text import CAPTURE_LINES, EVIDENCE_LINES, evidence_lines, last_lines, short_line
+from pytest_mcp.domain.text import (
+    CAPTURE_LINES,
+    EVIDENCE_LINES,
+    evidence_lines,
+    last_lines,
+    one_line,
+    quoted,
+    short_line,
+)
 from pytest_mcp.ports.presenter import ResultPresenter
 
 _LISTED_NODE_IDS = 200
@@ -173,13 +181,20 @@ def render_run(result: RunResult) -> str:
     if result.stopped_processes is not None:
         lines.append(render_stopped(result.stopped_processes))
     lines += [f"NOTE: {note}" for note in result.notes]
-    return "\n".join(lines)
+    return as_text(lines)
+
+
+def as_text(lines: list[str]) -> str:
+    """The text block from its lines. Each line may quote the project (node ids, messages, output,
+    process names): a newline, a control character or a bidirectional control in it is replaced, so
+    the project's text can neither start a line of its own nor colour, hide or reorder the answer."""
+    return "\n".join(map(one_line, lines))
 
 
 def render_stopped(stopped: StoppedProcesses) -> str:
     """One line: how many processes the tests left running, and what they were."""
     more = stopped.count - len(stopped.commands)
-    listed = "; ".join(stopped.commands) + (f"; and {more} more" if more else "")
+    listed = "; ".join(map(quoted, stopped.commands)) + (f"; and {more} more" if more else "")
     noun = "process" if stopped.count == 1 else "processes"
     return f"STOPPED {stopped.count} {noun} the tests left running when pytest ended: {listed}"
 
@@ -205,7 +220,9 @@ def noted(answer: CallToolResult, note: str) -> CallToolResult:
     if structured is not None:
         structured = {**structured, "notes": [*structured.get("notes", []), note]}
     content = [
-        TextContent(type="text", text=f"{block.text}\nNOTE: {note}") if index == 0 and block.type == "text" else block
+        TextContent(type="text", text=f"{block.text}\nNOTE: {one_line(note)}")
+        if index == 0 and block.type == "text"
+        else block
         for index, block in enumerate(answer.content)
     ]
     return answer.model_copy(update={"structured_content": structured, "content": content})
@@ -265,7 +282,7 @@ def render_discovery(result: DiscoveryResult) -> str:
             "narrow with path, keywords or markers to list them ...]"
         )
     lines += [f"COLLECTION ERROR {error.node_id}: {error.message}" for error in result.collection_errors]
-    return "\n".join(lines)
+    return as_text(lines)
 
 
 def _render_modules(result: DiscoveryResult) -> list[str]:

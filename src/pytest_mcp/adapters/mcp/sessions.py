@@ -9,8 +9,8 @@ from typing import Any
 from mcp.server.context import ServerRequestContext
 
 Owner = str
-"""Who a run belongs to: `stdio`, `session:<Mcp-Session-Id or SSE session>`, or for requests
-without a session (--stateless, the sessionless 2026 protocol) `client:<digest of the
+"""Who a run belongs to: `stdio`, `session:<Mcp-Session-Id or SSE session>`, or with --stateless
+and for requests without a session (the sessionless 2026 protocol) `client:<digest of the
 credentials>`; see `owner_of`."""
 
 CLIENT = "pytest_mcp.client"
@@ -40,19 +40,22 @@ class ClientPresence:
             callback()
 
 
-def owner_of(ctx: ServerRequestContext[Any]) -> Owner:
+def owner_of(ctx: ServerRequestContext[Any], *, stateless: bool = False) -> Owner:
     """Who the call's runs belong to: its MCP session, or without one its credentials.
 
     stdio (and an in-process client) is one session. Over HTTP, a session is the streamable
     transport's `Mcp-Session-Id` or the SSE transport's `session_id`; requests that have neither
-    (--stateless, the sessionless 2026 protocol) are told apart by their Authorization header.
+    (the sessionless 2026 protocol) are told apart by their Authorization header. With
+    `stateless` (--stateless) the server keeps no sessions, so a session id in a request is
+    whatever the client chose to send: the owner is the credentials alone, or two clients with
+    different tokens sending the same id would read and cancel each other's runs.
     """
     request = ctx.request
     headers = getattr(request, "headers", None)
     if headers is None:
         return "stdio"
     query = getattr(request, "query_params", {})
-    session = headers.get("mcp-session-id") or query.get("session_id")
+    session = None if stateless else headers.get("mcp-session-id") or query.get("session_id")
     if session:
         return f"session:{session}"
     credentials = headers.get("authorization", "").encode()

@@ -130,6 +130,11 @@ class RemoteRun:
     def ended(self) -> bool:
         return self.record.status in ("finished", "cancelled")
 
+    @property
+    def finished(self) -> bool:
+        """Ended by itself, with its answer or its error: a cancel can no longer change it."""
+        return self.record.status == "finished"
+
     def answer_running(self, status: Status) -> CallToolResult:
         """The answer its instance published last: 'running', or once it was stopped, 'cancelled'."""
         if self.record.status == "lost":

@@ -118,7 +118,9 @@ class McpToolServer:
         self._in_flight.add(scope)
         try:
             with scope:
-                return await self.call(params.name, params.arguments, progress, owner_of(ctx))
+                return await self.call(
+                    params.name, params.arguments, progress, owner_of(ctx, stateless=self._runs.stateless)
+                )
         finally:
             self._in_flight.discard(scope)
             if not self._in_flight:

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from pytest_mcp.domain.execute_tests import ExecuteTests
     from pytest_mcp.domain.progress import RunWatch
 
+ALREADY_FINISHED = "the run had already finished when the cancel came: nothing was stopped, and this is its answer"
+"""The note on the answer to a cancel of a run that had ended by itself."""
+
 ToolRequest = (
     ExecuteTestsRequest | LastFailedRequest | GetTestRunRequest | DiscoverTestsRequest | CheckEnvironmentRequest
 )
@@ -159,8 +162,14 @@ class GetTestRunTool(Tool):
         if run is None:
             raise InvalidArguments([FieldError("run_id", self._unknown_run())])
         if request.cancel or run.cancelled:  # cancelled now, or earlier through any connection of its owner
-            await self._runs.cancel(run)
-            return run.answer_running("cancelled")
+            if not run.finished:
+                await self._runs.cancel(run)
+            if not run.finished:
+                return run.answer_running("cancelled")
+            # It ended by itself before the cancel (or while it travelled): its answer stands.
+            from pytest_mcp.adapters.mcp.presenter import noted  # not needed to serve
+
+            return noted(run.outcome(), ALREADY_FINISHED)
         await run.watch.listen(call.progress)  # this call's progress token follows the run while it waits
         try:
             ended = await self._runs.wait(run, request.wait_seconds(self._policy))

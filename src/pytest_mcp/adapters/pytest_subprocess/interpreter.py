@@ -144,10 +144,13 @@ def venv_python(env_dir: Path, *, require_config: bool = False) -> Path | None:
 
 def pytest_is_installed(python: Path, root: Path) -> bool:
     """Whether `python`, started in `root`, finds pytest (`FIND_PYTEST`) within PYTEST_CHECK_TIMEOUT seconds."""
+    from pytest_mcp.adapters.pytest_subprocess.process import child_environment  # only for rule 5
+
     try:
         completed = subprocess.run(
             [str(python), "-c", FIND_PYTEST],
             cwd=root,
+            env=child_environment(),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=PYTEST_CHECK_TIMEOUT,

@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 
 from pytest_mcp.adapters.pytest_subprocess.containment import kill_group, stop_tree, until_gone
+from pytest_mcp.settings import ENV_PREFIX
 
 
 class BoundedBuffer:
@@ -138,8 +139,9 @@ async def _read_in_ticks(fd: int, buffer: BoundedBuffer, exited: anyio.Event) ->
                 await exited.wait()
 
 
-SERVER_SECRETS = ("PYTEST_MCP_AUTH_TOKEN",)
-"""The server's own credentials: no process it starts needs them, so none inherits them."""
+OWN_SETTINGS = ENV_PREFIX
+"""Variables named so (in any case) are the server's own settings, its token and its run store's
+password among them: no process it starts needs them, so none inherits any."""
 _MAX_ARG_STRLEN = 32 * 4096  # Linux: the longest single argument or environment string
 _POINTER = 8
 
@@ -157,8 +159,11 @@ class CommandTooLong(Exception):
 
 
 def child_environment() -> dict[str, str]:
-    """The environment a run starts with: the server's own, unchanged, but for its secrets."""
-    return {name: value for name, value in os.environ.items() if name not in SERVER_SECRETS}
+    """The environment every process the server starts begins with (runs, collections, probes, the
+    check for pytest on PATH): the server's own, unchanged, but for its own settings (`OWN_SETTINGS`).
+
+    A rule, not a list of names: a setting added later is not inherited either."""
+    return {name: value for name, value in os.environ.items() if not name.upper().startswith(OWN_SETTINGS)}
 
 
 def check_command_size(argv: Sequence[str], env: dict[str, str]) -> None:
@@ -185,7 +190,7 @@ async def run_in_process_group(
     The group is killed on every way out: normal exit (stragglers a test left behind),
     timeout, and cancellation of the calling task; on the last two, every descendant of the
     process first, which a warden (`containment`) keeps under it even outside the group. The
-    environment is the server's, without its secrets (`child_environment`). Raises
+    environment is the server's, without its own settings (`child_environment`). Raises
     CommandTooLong, before starting anything, when the OS would refuse the command as too
     long, and OSError if it cannot be started at all.
     `while_running`, if given, runs alongside and is cancelled when the process ends.

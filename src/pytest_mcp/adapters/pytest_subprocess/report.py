@@ -144,17 +144,20 @@ class ProgressFollower:
         self._position += len(chunk)
         *lines, self._pending = (self._pending + chunk).split(b"\n")
         progress = None
+        collected = False
         for line in lines:
             if line.startswith(protocol.PROGRESS_START):
                 progress = line  # only the last of them is forwarded
                 continue
             kind, event = _event(line)
             if kind == protocol.COLLECTED:
-                self._total = event["total"]
+                self._total, collected = event["total"], True
             else:
                 await self._forward(kind, event)
         if progress is not None:
             await self._forward(*_event(progress))
+        elif collected:  # collected, no test done yet: the total is known ("0 of 120", not "0 of ?")
+            await self._forward(protocol.PROGRESS, {"done": 0, "failed": 0})
 
     async def _forward(self, kind: str | None, event: dict[str, Any]) -> None:
         try:

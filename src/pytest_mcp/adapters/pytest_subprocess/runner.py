@@ -301,6 +301,8 @@ class SubprocessPytestRunner(TestRunner):
 
 _WORKDIR = "<pytest-mcp-workdir>"
 """Stands for a run's private directory in options made before it exists; the runner replaces it."""
+
+
 def _plain_pass(run: RunSpec) -> RunSpec:
     """A second pass keeps the run's markers, keywords and verbosity, and none of its other choices."""
     return RunSpec(markers=run.markers, keywords=run.keywords, verbosity=run.verbosity, timeout=run.timeout)

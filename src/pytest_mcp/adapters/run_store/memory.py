@@ -73,9 +73,11 @@ class InMemoryRunStore(RunStore):
 
     async def cancel(self, run_id: str, instance: str) -> None:
         self._check()
+        from pytest_mcp.domain.stored_runs import run_key
+
         listener = self._listeners.get(instance)
         if listener is not None:
-            listener(run_id)
+            listener(run_key(run_id))
 
     async def history(self, key: str) -> History | None:
         self._check()

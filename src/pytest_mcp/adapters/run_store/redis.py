@@ -6,13 +6,17 @@ Keys, each under the configured prefix:
   `ttl` seconds after its last put, which is all the forgetting there is;
 - `instance:<id>`, this instance's heartbeat, set every HEARTBEAT_EVERY seconds to expire after
   HEARTBEAT_TTL: a run whose instance's heartbeat is gone is 'lost';
-- the channel `cancel:<instance>`, where other instances publish the run ids to cancel.
+- the channel `cancel:<instance>`, where other instances publish the keys of the runs to cancel.
+
+No run id is written or published: the key is a digest of it, and wherever the id appears in what
+is stored (the record, its answers' text and structured content, the kept result) it is replaced
+by RUN_ID_MARK, and put back by whoever reads the run, knowing its id.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -22,7 +26,7 @@ import anyio
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.history import History
 from pytest_mcp.domain.models import RunResult
-from pytest_mcp.domain.stored_runs import StoredRun
+from pytest_mcp.domain.stored_runs import StoredRun, run_key
 from pytest_mcp.domain.text import MASK, masked_url, url_secrets
 from pytest_mcp.ports.run_store import RunStore, RunStoreUnavailable
 
@@ -45,6 +49,28 @@ local found = redis.call('HMGET', KEYS[1], 'run', 'instance')
 if not found[1] then return nil end
 return {found[1], redis.call('EXISTS', ARGV[1] .. found[2])}
 """
+
+
+_RUN_KEY = re.compile(r"[0-9a-f]{32}")
+"""What the cancel channel carries: a run's key (`run_key`), nothing else."""
+RUN_ID_MARK = "\x00"
+"""Stands for the run id in the stored JSON. JSON escapes every control character inside its strings,
+so the raw character never occurs in a serialised value: putting the id back replaces nothing else."""
+
+
+def _without(run_id: str, value: StoredRun | RunResult) -> str:
+    """`value` as JSON with every occurrence of the run id replaced by RUN_ID_MARK."""
+    return value.model_dump_json().replace(run_id, RUN_ID_MARK)
+
+
+def _with(run_id: str, raw: bytes | str) -> str:
+    """Stored JSON with the run id put back where RUN_ID_MARK stands for it."""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    return text.replace(RUN_ID_MARK, run_id)
+
+
+def _size(data: object) -> int | None:
+    return len(data) if isinstance(data, bytes) else None
 
 
 class RedisRunStore(RunStore):
@@ -88,9 +114,9 @@ class RedisRunStore(RunStore):
                 await client.aclose()
 
     async def put(self, run: StoredRun, ttl: float, kept: RunResult | None = None) -> None:
-        fields: dict[FieldT, EncodableT] = {"run": run.model_dump_json(), "instance": run.instance}
+        fields: dict[FieldT, EncodableT] = {"run": _without(run.run_id, run), "instance": run.instance}
         if kept is not None:
-            fields["kept"] = kept.model_dump_json()
+            fields["kept"] = _without(run.run_id, kept)
         key = self._run_key(run.run_id)
         async with self._connected().pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping=fields)
@@ -105,20 +131,20 @@ class RedisRunStore(RunStore):
         if found is None:
             return None
         raw, beating = found
-        run = StoredRun.model_validate_json(raw)
+        run = StoredRun.model_validate_json(_with(run_id, raw))
         if run.status == "running" and not beating:
             return run.model_copy(update={"status": "lost"})
         return run
 
     async def kept(self, run_id: str) -> RunResult | None:
         raw = await self._guarded(self._connected().hget(self._run_key(run_id), "kept"))
-        return RunResult.model_validate_json(raw) if raw is not None else None
+        return RunResult.model_validate_json(_with(run_id, raw)) if raw is not None else None
 
     async def drop(self, run_id: str) -> None:
         await self._guarded(self._connected().delete(self._run_key(run_id)))
 
     async def cancel(self, run_id: str, instance: str) -> None:
-        await self._guarded(self._connected().publish(self._key("cancel", instance), run_id))
+        await self._guarded(self._connected().publish(self._key("cancel", instance), run_key(run_id)))
 
     async def history(self, key: str) -> History | None:
         raw = await self._guarded(self._connected().get(self._key("history", key)))
@@ -163,13 +189,29 @@ class RedisRunStore(RunStore):
                 while True:
                     message = await self._guarded(pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0))
                     if message is not None and message.get("type") == "message":
-                        on_cancel(message["data"].decode())
+                        self._deliver(message.get("data"), on_cancel)
             except RunStoreUnavailable:
                 await anyio.sleep(HEARTBEAT_EVERY / 2)  # the heartbeat logs the outage
             finally:
                 # A connection that is gone is closed enough.
                 with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    def _deliver(self, data: object, on_cancel: Callable[[str], None]) -> None:
+        """One message of the cancel channel to `on_cancel`. Anyone who can reach Redis can publish
+        there: what does not parse is dropped and logged (repeats are rate-limited by the logger),
+        and nothing a message holds can stop the listener, and with it the server."""
+        try:
+            key = data.decode("ascii") if isinstance(data, bytes) else None
+        except UnicodeDecodeError:
+            key = None
+        if key is None or not _RUN_KEY.fullmatch(key):
+            _log.warning("run_store_message_dropped", store=self.where, why="not a run's key", size=_size(data))
+            return
+        try:
+            on_cancel(key)
+        except Exception:  # a bug of ours; the channel goes on either way
+            _log.exception("run_store_message_dropped", store=self.where, why="its cancel failed")
 
     async def _guarded(self, pending: Any) -> Any:
         """Await a Redis call; a connection problem is RunStoreUnavailable, naming the store, never its password."""
@@ -189,7 +231,7 @@ class RedisRunStore(RunStore):
         return self._client
 
     def _run_key(self, run_id: str) -> str:
-        return self._key("run", hashlib.sha256(run_id.encode()).hexdigest()[:32])
+        return self._key("run", run_key(run_id))
 
     def _key(self, kind: str, name: str) -> str:
         return f"{self._prefix}{kind}:{name}"

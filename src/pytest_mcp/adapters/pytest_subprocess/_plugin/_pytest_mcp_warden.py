@@ -143,6 +143,12 @@ def _cmdline(pid):
         return cmdline.read()
 
 
+def _one_line(raw):
+    """A process's own text (its command line, the name it set with prctl) as one line of words.
+    (The server quotes it through domain.text.one_line too, which also replaces control characters.)"""
+    return " ".join(raw.decode("utf-8", "replace").split())
+
+
 def _command(pid):
     try:
         raw = _cmdline(pid)
@@ -151,10 +157,10 @@ def _command(pid):
             return "[a fork of pytest]"
         if _XDIST_WORKER in raw:
             return "[a fork of a pytest-xdist worker]"
-        command = " ".join(raw.replace(b"\0", b" ").decode("utf-8", "replace").split())  # one line
-        if not command:
+        command = _one_line(raw.replace(b"\0", b" "))
+        if not command:  # a kernel thread's, or a process that emptied its argv: the name it gave itself
             with open("/proc/%d/comm" % pid, "rb") as comm:
-                command = "[%s]" % comm.read().strip().decode("utf-8", "replace")
+                command = "[%s]" % _one_line(comm.read())
     except OSError:
         command = "[pid %d]" % pid
     return command if len(command) <= COMMAND_CHARS else command[: COMMAND_CHARS - 3] + "..."
