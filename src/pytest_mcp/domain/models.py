@@ -223,7 +223,7 @@ class Culprit(_Value):
 class Symptom(_Value):
     """One way a cause's tests fail: an exception and masked message, where, and how many fail so."""
 
-    always_present: ClassVar[frozenset[str]] = frozenset({"count", "exception", "message", "crash"})
+    always_present: ClassVar[frozenset[str]] = frozenset({"count", "exception", "message", "crash", "sites"})
 
     count: int
     exception: str | None
