@@ -75,6 +75,7 @@ class CheckEnvironment(Generic[T]):
             configfile=facts.configfile,
             testpaths=facts.testpaths,
             process_containment=report.containment,
+            sandbox=report.sandbox,
         )
         return self._presenter.present_environment(result)
 

@@ -76,6 +76,11 @@ class EnvironmentResult(_Value):
         "started, even one that left its process group (start_new_session, setsid, a double fork); "
         "'process_group': only those still in pytest's process group.",
     )
+    sandbox: str | None = Field(
+        None,
+        description="What contains test code (--sandbox): e.g. `bubblewrap: read-only but the root and a private "
+        "/tmp, $HOME empty, network: loopback only`; null when tests run with the server's own rights.",
+    )
 
 
 class ProbeFacts(_Value):
@@ -107,6 +112,7 @@ class ProbeReport(_Value):
     containment: ProcessContainment = Field(
         "process_group", description="How the probe's processes were contained, as its runner found it."
     )
+    sandbox: str | None = Field(None, description="The sandbox the probe ran in, as runs do; None without one.")
     exit_code: int | None = None
     signal: str | None = Field(None, description="The signal that killed the probe, e.g. SIGSEGV.")
     stdout: str = ""

@@ -160,6 +160,7 @@ def failure_groups(reports: Iterable[ReportedTest]) -> tuple[FailureGroup, ...]:
                 representative=members[0],
                 members=listed,
                 compressed=compressed,
+                blocked=members[0].blocked,
             )
         )
     return tuple(groups)

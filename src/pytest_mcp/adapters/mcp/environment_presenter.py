@@ -51,6 +51,10 @@ def render_environment(result: EnvironmentResult) -> str:
             "processes: a run's process group is stopped at its end; a process a test starts in a "
             "session of its own can outlive it (no child subreaper here)"
         )
+    if result.sandbox is not None:
+        lines.append(f"sandbox: {result.sandbox}")
+    else:
+        lines.append("sandbox: none; tests run with the server's rights (--sandbox contains them)")
     if not result.plugin_autoload:
         lines.append("plugin autoloading is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD)")
     return "\n".join(lines)

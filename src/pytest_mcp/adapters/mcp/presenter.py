@@ -96,9 +96,10 @@ def _render_group(group: FailureGroup) -> list[str]:
         report = _render_failure(representative)
     else:
         report = [f"{representative.outcome.upper()} {representative.node_id}: {representative.message or ''}"]
+    blocked = [f"  blocked by the sandbox: {group.blocked}"] if group.blocked else []
     if group.count == 1:
-        return [f"[{group.id}] {report[0]}", *report[1:]]
-    lines = [f"[{group.id}] {group.title}", f"  members: {', '.join(group.members)}"]
+        return [f"[{group.id}] {report[0]}", *blocked, *report[1:]]
+    lines = [f"[{group.id}] {group.title}", *blocked, f"  members: {', '.join(group.members)}"]
     return lines + [f"  {line}" for line in report]
 
 
