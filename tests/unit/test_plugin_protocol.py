@@ -24,7 +24,8 @@ def test_the_reporter_declares_every_option_of_the_protocol_and_no_other(monkeyp
         def getgroup(self, *_: object) -> Group:
             return Group()
 
-    for plugin in ("_pytest_mcp_reporter.py", "_pytest_mcp_testmon.py"):  # the testmon part: affected runs only
+    # The testmon part: affected runs only; the sandbox part: sandboxed runs only.
+    for plugin in ("_pytest_mcp_reporter.py", "_pytest_mcp_testmon.py", "_pytest_mcp_sandbox.py"):
         namespace: dict[str, object] = {}
         exec(compile(PLUGIN.joinpath(plugin).read_text(), plugin, "exec"), namespace)
         namespace["pytest_addoption"](Parser())  # type: ignore[operator]
@@ -39,10 +40,12 @@ def test_no_option_name_or_event_is_spelled_out_anywhere_but_the_protocol() -> N
         "_pytest_mcp_guard.py",
         "_pytest_mcp_bootstrap.py",
         "_pytest_mcp_testmon.py",
+        "_pytest_mcp_sandbox.py",
     )
     sources = {name: PLUGIN.joinpath(name).read_text() for name in plugin_files}
     server = resources.files("pytest_mcp.adapters.pytest_subprocess")
-    sources |= {name: server.joinpath(name).read_text() for name in ("runner.py", "report.py", "testmon_data.py")}
+    server_files = ("runner.py", "report.py", "testmon_data.py", "sandbox.py")
+    sources |= {name: server.joinpath(name).read_text() for name in server_files}
 
     for name, text in sources.items():
         assert not re.search(r"[\"']--pytest-mcp-", text), f"{name} spells out an option"
