@@ -4,7 +4,7 @@
     .venv/bin/python bench/run.py --quick      # 3 rounds, 1 peer round, 5 start-ups, 50 calls for RSS
     .venv/bin/python bench/run.py --baseline REV   # also pytest-mcp at commit REV: a before and an after
     .venv/bin/python bench/run.py --large 50000,100000 --rounds 2   # opt-in: the large suites alone
-    .venv/bin/python bench/run.py --containment --run-store         # opt-in: those scripts alone
+    .venv/bin/python bench/run.py --containment --run-store --sandbox   # opt-in: those scripts alone
 
 Writes bench/results/benchmark.md, benchmark.json and benchmark.png (see bench/README.md).
 Every figure is a ratio to a floor measured in the same run, interleaved round by round in a
@@ -15,7 +15,7 @@ a clean, non-editable install of this repository for the user-facing start-up fi
 This is the runner: one module per measurement (`startup.py`, `overhead.py`, `memory.py`,
 `peers.py`) measures and renders its own table, and `report.py` puts them together. The opt-in
 measurements run instead of those: `--large` (`large.py`, writes results/large.md), and
-`--containment` and `--run-store`, which run those scripts with their own defaults.
+`--containment`, `--run-store` and `--sandbox`, which run those scripts with their own defaults.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     opt_in.add_argument("--large", metavar="SIZES", help="suites of these sizes (e.g. 50000,100000): large.py")
     opt_in.add_argument("--containment", action="store_true", help="what the warden costs: containment.py")
     opt_in.add_argument("--run-store", action="store_true", help="runs in Redis against in memory: run_store.py")
+    opt_in.add_argument("--sandbox", action="store_true", help="what --sandbox (bubblewrap) costs: sandbox.py")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (3 if args.quick else 11)
     args.peer_rounds = min(args.rounds, args.peer_rounds or (1 if args.quick else 3))
@@ -84,7 +85,7 @@ def plugin_list() -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    if args.large or args.containment or args.run_store:
+    if args.large or args.containment or args.run_store or args.sandbox:
         opt_in(args)
         return
     started = time.perf_counter()
@@ -146,7 +147,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def opt_in(args: argparse.Namespace) -> None:
     """The measurements too slow, or needing too much, for every run: each writes its own results."""
-    for flag, module in ((args.containment, "bench.containment"), (args.run_store, "bench.run_store")):
+    scripts = (
+        (args.containment, "bench.containment"),
+        (args.run_store, "bench.run_store"),
+        (args.sandbox, "bench.sandbox"),
+    )
+    for flag, module in scripts:
         if flag:  # scripts of their own, run as modules of the repository, as their usage says
             subprocess.run([sys.executable, "-m", module], cwd=BENCH.parent, check=True)
     if not args.large:
