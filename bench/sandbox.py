@@ -4,15 +4,20 @@ Usage: .venv/bin/python -m bench.sandbox [--tests 2000] [--rounds 9] [--startups
 
 Each round runs the same suite three times through the real runner, in an order that rotates from
 round to round: without the sandbox, with it, and without it again (the noise floor: the same
-runner twice). The start-up figure is the same three-way rotation on a suite of one test, where
-a run is nearly all start-up, so the difference of the medians is the milliseconds the sandbox
-adds to a run; and the one-time check `open_bubblewrap` makes when the server starts. Writes
-bench/results/sandbox.md.
+runner twice). Each run's wall time, and its CPU time, which other load on a shared machine moves
+much less: user and system time of the interpreter's process tree (the warden and pytest), which a
+wrapper given as `--python` reads from getrusage(CHILDREN) when it ends (the same wrapper in both
+variants; bwrap does not reap its namespace's first process, so nothing outside the sandbox sees
+that tree's time), plus, with the sandbox, bwrap's own process. The start-up figure
+is the same three-way rotation on a suite of one test, where a run is nearly all start-up, so
+the rounds' differences are the milliseconds the sandbox adds to a run; then the one-time check
+`open_bubblewrap` makes when the server starts. Writes bench/results/sandbox.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import sys
 import tempfile
@@ -31,16 +36,45 @@ RESULTS = Path(__file__).resolve().parent / "results" / "sandbox.md"
 NAMES = ("no sandbox", "sandbox", "no sandbox again")
 
 
-async def _timed(runner: SubprocessPytestRunner) -> float:
-    started = time.perf_counter()
+_WRAPPER = """#!{python}
+import resource, subprocess, sys
+code = subprocess.call([{python!r}, *sys.argv[1:]])
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open({out!r}, "w") as out:
+    out.write(repr(used.ru_utime + used.ru_stime))
+sys.exit(code)
+"""
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _wrapper(root: Path) -> tuple[Path, Path]:
+    """A `--python` that runs this interpreter and writes its tree's CPU time to a file in the root."""
+    wrapper, out = root / ".bench-python", root / ".bench-cpu"
+    wrapper.write_text(_WRAPPER.format(python=sys.executable, out=str(out)))
+    wrapper.chmod(0o755)
+    return wrapper, out
+
+
+async def _timed(runner: SubprocessPytestRunner, out: Path, cpu: list[float] | None = None) -> float:
+    started, outside = time.perf_counter(), _children_cpu()
     report = await runner.run(RunSpec(timeout=600))
     elapsed = time.perf_counter() - started
     assert report.termination.exit_code == 0, (report.termination, report.stderr[-2000:])
+    if cpu is not None:
+        tree = float(out.read_text())  # noqa: ASYNC240 - a few bytes, once the run is over
+        # Without the sandbox the wrapper is our child, and its tree's time is already in `tree`.
+        bwrap = _children_cpu() - outside if report.command[0] == "bwrap" else 0.0
+        cpu.append(tree + bwrap)
     return elapsed
 
 
-async def rotate(root: Path, rounds: int) -> dict[str, list[float]]:
-    python = TargetInterpreter.given(Path(sys.executable))
+async def rotate(root: Path, rounds: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    wrapper, out = _wrapper(root)
+    python = TargetInterpreter.given(wrapper)
     sandbox = open_bubblewrap(False)
     runners = {
         "no sandbox": SubprocessPytestRunner(python, root),
@@ -48,12 +82,13 @@ async def rotate(root: Path, rounds: int) -> dict[str, list[float]]:
         "no sandbox again": SubprocessPytestRunner(python, root),
     }
     for runner in runners.values():  # warm the file cache and the bytecode
-        await _timed(runner)
+        await _timed(runner, out)
     times: dict[str, list[float]] = {name: [] for name in NAMES}
+    cpu: dict[str, list[float]] = {name: [] for name in NAMES}
     for index in range(rounds):
         for name in NAMES[index % 3 :] + NAMES[: index % 3]:
-            times[name].append(await _timed(runners[name]))
-    return times
+            times[name].append(await _timed(runners[name], out, cpu[name]))
+    return times, cpu
 
 
 def check_seconds(repetitions: int = 11) -> float:
@@ -80,22 +115,37 @@ def ratios(times: dict[str, list[float]]) -> tuple[float, float]:
     return cost, floor
 
 
-def report(big: dict[str, list[float]], small: dict[str, list[float]], check: float, tests: int) -> str:
-    cost, floor = ratios(big)
-    added = statistics.median(s - n for s, n in zip(small["sandbox"], small["no sandbox"], strict=True))
-    added_floor = statistics.median(a - n for a, n in zip(small["no sandbox again"], small["no sandbox"], strict=True))
-    verdict = "met" if cost <= 1.05 else "missed"
+def added(times: dict[str, list[float]]) -> tuple[float, float]:
+    cost = statistics.median(s - n for s, n in zip(times["sandbox"], times["no sandbox"], strict=True))
+    floor = statistics.median(a - n for a, n in zip(times["no sandbox again"], times["no sandbox"], strict=True))
+    return cost, floor
+
+
+Measured = tuple[dict[str, list[float]], dict[str, list[float]]]
+
+
+def report(big: Measured, small: Measured, check: float, tests: int) -> str:
+    (big_wall, big_cpu), (small_wall, small_cpu) = big, small
+    cost, floor = ratios(big_wall)
+    cpu_cost, cpu_floor = ratios(big_cpu)
+    wall_ms, wall_floor_ms = added(small_wall)
+    cpu_ms, cpu_floor_ms = added(small_cpu)
+    verdict = "met" if cpu_cost <= 1.05 else "missed"
     return (
         f"# What --sandbox costs\n\n"
         "The real runner with and without bubblewrap (`.venv` Python, whose base interpreter lives under "
         "$HOME in pyenv, so its directories are bound into the emptied home), interleaved; this machine has "
         "2 cores shared with other work (noisy).\n\n"
-        f"## A clean {tests:,}-test run, {len(big['sandbox'])} rounds\n\n{table(big)}\n\n"
-        f"- with / without the sandbox, median of the rounds' ratios: **{cost:.3f}x** (target 1.05x: {verdict})\n"
-        f"- noise floor, without again / without: {floor:.3f}x\n\n"
-        f"## One run's start-up (a 1-test suite), {len(small['sandbox'])} rounds\n\n{table(small)}\n\n"
-        f"- the sandbox adds **{added * 1000:.1f} ms** to a run (median of the rounds' differences); "
-        f"the same runner twice differs by {added_floor * 1000:+.1f} ms\n"
+        f"## A clean {tests:,}-test run, {len(big_wall['sandbox'])} rounds\n\nWall time:\n\n{table(big_wall)}\n\n"
+        f"CPU time of the run's processes:\n\n{table(big_cpu)}\n\n"
+        f"- CPU time, with / without the sandbox, median of the rounds' ratios: **{cpu_cost:.3f}x** (target "
+        f"1.05x: {verdict}); noise floor, without again / without: {cpu_floor:.3f}x\n"
+        f"- wall time, with / without: {cost:.3f}x; noise floor {floor:.3f}x\n\n"
+        f"## One run's start-up (a 1-test suite), {len(small_wall['sandbox'])} rounds\n\n"
+        f"Wall time:\n\n{table(small_wall)}\n\nCPU time of the run's processes:\n\n{table(small_cpu)}\n\n"
+        f"- the sandbox adds **{cpu_ms * 1000:.1f} ms of CPU** to a run (median of the rounds' differences; the "
+        f"same runner twice: {cpu_floor_ms * 1000:+.1f} ms), and {wall_ms * 1000:.1f} ms of wall time (the same "
+        f"runner twice: {wall_floor_ms * 1000:+.1f} ms)\n"
         f"- the check at server start-up (`open_bubblewrap`: `bwrap --version` and one empty sandbox), once per "
         f"server: **{check * 1000:.1f} ms**\n"
     )

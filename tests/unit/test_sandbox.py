@@ -140,3 +140,15 @@ def test_the_home_is_emptied_before_the_interpreters_directories_are_bound_into_
     assert {"--unshare-all", "--die-with-parent"} <= set(options)
     assert options[options.index("--cap-drop") + 1] == "ALL"
     assert argv[argv.index("--") + 1 :] == [str(python), "-c", "pass"]
+
+
+def test_a_wrapper_script_given_as_python_keeps_the_interpreter_its_first_line_names(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    python, versions = pyenv_layout(home)
+    wrapper = tmp_path / "project" / "python-wrapper"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"#!{python}\nimport sys\n")
+
+    found = interpreter_directories(wrapper, [home])
+
+    assert {home / "work" / "env", versions / "3.11", versions / "3.11.7"} <= set(found)

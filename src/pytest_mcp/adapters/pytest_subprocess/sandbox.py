@@ -98,8 +98,9 @@ def interpreter_directories(python: Path, hidden: Sequence[Path]) -> list[Path]:
 
     Each environment along the executable's symlinks (a virtualenv, the interpreter it was made
     from: pyenv, uv), the base named by a virtualenv's `pyvenv.cfg`, the directories a
-    site-packages `.pth` file adds, and the user's site-packages. A hidden place itself is never one
-    (that would show the whole home).
+    site-packages `.pth` file adds, and the user's site-packages. A `--python` that is a script
+    (`#!/path/to/python`, a wrapper) is followed to the interpreter its first line names. A hidden
+    place itself is never one (that would show the whole home).
     """
     found: list[Path] = []
 
@@ -108,7 +109,7 @@ def interpreter_directories(python: Path, hidden: Sequence[Path]) -> list[Path]:
             if candidate not in found and candidate not in hidden and any(_inside(candidate, h) for h in hidden):
                 found.append(candidate)
 
-    link = Path(os.path.abspath(python))
+    link = Path(os.path.abspath(_shebang(python) or python))
     for _ in range(40):  # the kernel's own limit on symlinks followed
         add(link.parent.parent)  # ENV/bin/python: ENV
         config = link.parent.parent / "pyvenv.cfg"
@@ -131,6 +132,22 @@ def interpreter_directories(python: Path, hidden: Sequence[Path]) -> list[Path]:
         add(user_site)
     # The deepest last: bwrap mounts in order, and a directory inside another must come after it.
     return sorted(found, key=lambda path: len(path.parts))
+
+
+def _shebang(path: Path) -> str | None:
+    """The interpreter a script's `#!` line names (through `env`, looked up on PATH), if it is a script."""
+    try:
+        with open(path, "rb") as script:
+            first = script.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if words and os.path.basename(words[0]) == "env":
+        words = [word for word in words[1:] if not word.startswith("-")]
+        return shutil.which(words[0]) if words else None
+    return words[0] if words else None
 
 
 def open_bubblewrap(
