@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -91,6 +92,28 @@ async def rotate(root: Path, rounds: int) -> tuple[dict[str, list[float]], dict[
     return times, cpu
 
 
+def bwrap_setup(root: Path, repetitions: int = 51) -> tuple[float, float]:
+    """(median added wall seconds, its noise floor) of a run's bwrap around `/bin/true`, against `/bin/true`.
+
+    The same options a run gets (sandbox.wrap), interleaved, so that only the sandbox's own set-up
+    (namespaces, mounts, exec) is in the difference: what a run's start-up gains, and no more.
+    """
+    sandbox = open_bubblewrap(False)
+    private = Path(tempfile.mkdtemp(prefix="bench-sandbox-private-"))
+    wrapped = sandbox.wrap(["/bin/true"], root=root, private_dir=private)
+    plain: list[float] = []
+    boxed: list[float] = []
+    again: list[float] = []
+    for _ in range(repetitions):
+        for argv, into in ((["/bin/true"], plain), (wrapped, boxed), (["/bin/true"], again)):
+            started = time.perf_counter()
+            subprocess.run(argv, check=True)
+            into.append(time.perf_counter() - started)
+    added = statistics.median(b - p for b, p in zip(boxed, plain, strict=True))
+    floor = statistics.median(a - p for a, p in zip(again, plain, strict=True))
+    return added, floor
+
+
 def check_seconds(repetitions: int = 11) -> float:
     started = []
     for _ in range(repetitions):
@@ -124,7 +147,7 @@ def added(times: dict[str, list[float]]) -> tuple[float, float]:
 Measured = tuple[dict[str, list[float]], dict[str, list[float]]]
 
 
-def report(big: Measured, small: Measured, check: float, tests: int) -> str:
+def report(big: Measured, small: Measured, check: float, setup: tuple[float, float], tests: int) -> str:
     (big_wall, big_cpu), (small_wall, small_cpu) = big, small
     cost, floor = ratios(big_wall)
     cpu_cost, cpu_floor = ratios(big_cpu)
@@ -146,6 +169,9 @@ def report(big: Measured, small: Measured, check: float, tests: int) -> str:
         f"- the sandbox adds **{cpu_ms * 1000:.1f} ms of CPU** to a run (median of the rounds' differences; the "
         f"same runner twice: {cpu_floor_ms * 1000:+.1f} ms), and {wall_ms * 1000:.1f} ms of wall time (the same "
         f"runner twice: {wall_floor_ms * 1000:+.1f} ms)\n"
+        f"- bwrap's own set-up, the same options around `/bin/true` against `/bin/true` (51 interleaved "
+        f"repetitions, the median difference): **{setup[0] * 1000:.1f} ms** of wall time per run "
+        f"(`/bin/true` twice: {setup[1] * 1000:+.1f} ms)\n"
         f"- the check at server start-up (`open_bubblewrap`: `bwrap --version` and one empty sandbox), once per "
         f"server: **{check * 1000:.1f} ms**\n"
     )
@@ -160,7 +186,7 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
     big = anyio.run(rotate, generate(base, args.tests, failures=0).path, args.rounds)
     small = anyio.run(rotate, generate(base, 1, failures=0).path, args.startups)
-    text = report(big, small, check_seconds(), args.tests)
+    text = report(big, small, check_seconds(), bwrap_setup(base), args.tests)
     RESULTS.write_text(text, encoding="utf-8")
     print(text)
 
