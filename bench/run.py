@@ -4,7 +4,7 @@
     .venv/bin/python bench/run.py --quick      # 3 rounds, 1 peer round, 5 start-ups, 50 calls for RSS
     .venv/bin/python bench/run.py --baseline REV   # also pytest-mcp at commit REV: a before and an after
     .venv/bin/python bench/run.py --large 50000,100000 --rounds 2   # opt-in: the large suites alone
-    .venv/bin/python bench/run.py --containment --run-store         # opt-in: those scripts alone
+    .venv/bin/python bench/run.py --containment --run-store --sandbox   # opt-in: those scripts alone
     .venv/bin/python bench/run.py --causes      # opt-in: planted bugs in real suites (issue 38)
 
 Writes bench/results/benchmark.md, benchmark.json and benchmark.png (see bench/README.md).
@@ -16,7 +16,7 @@ a clean, non-editable install of this repository for the user-facing start-up fi
 This is the runner: one module per measurement (`startup.py`, `overhead.py`, `memory.py`,
 `peers.py`) measures and renders its own table, and `report.py` puts them together. The opt-in
 measurements run instead of those: `--large` (`large.py`, writes results/large.md), and
-`--containment`, `--run-store` and `--causes`, which run those scripts with their own defaults.
+`--containment`, `--run-store`, `--causes` and `--sandbox`, which run those scripts with their own defaults.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     opt_in.add_argument("--containment", action="store_true", help="what the warden costs: containment.py")
     opt_in.add_argument("--run-store", action="store_true", help="runs in Redis against in memory: run_store.py")
     opt_in.add_argument("--causes", action="store_true", help="planted bugs in real suites, culprits: causes.py")
+    opt_in.add_argument("--sandbox", action="store_true", help="what --sandbox (bubblewrap) costs: sandbox.py")
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (3 if args.quick else 11)
     args.peer_rounds = min(args.rounds, args.peer_rounds or (1 if args.quick else 3))
@@ -86,7 +87,7 @@ def plugin_list() -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    if args.large or args.containment or args.run_store or args.causes:
+    if args.large or args.containment or args.run_store or args.causes or args.sandbox:
         opt_in(args)
         return
     started = time.perf_counter()
@@ -152,6 +153,7 @@ def opt_in(args: argparse.Namespace) -> None:
         (args.containment, "bench.containment"),
         (args.run_store, "bench.run_store"),
         (args.causes, "bench.causes"),
+        (args.sandbox, "bench.sandbox"),
     )
     for flag, module in scripts:
         if flag:  # scripts of their own, run as modules of the repository, as their usage says

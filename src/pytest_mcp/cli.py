@@ -123,6 +123,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pytest_mcp.container import create_container  # after structlog: it imports every adapter
 
     container = create_container(settings)
+    if settings.sandbox and settings.runner == "subprocess":
+        from pytest_mcp.adapters.pytest_subprocess.sandbox import SandboxUnavailable
+
+        try:
+            container.sandbox()  # --sandbox: refused here, with the reason and the fix, never run without
+        except SandboxUnavailable as exc:
+            parser.exit(2, f"pytest-mcp: not starting: {exc}\n")
     if args.command == "call":
         try:
             arguments = strict_json(args.arguments)

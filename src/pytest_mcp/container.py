@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
     from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
     from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
+    from pytest_mcp.adapters.pytest_subprocess.sandbox import BubblewrapSandbox
     from pytest_mcp.domain.check_environment import CheckEnvironment
     from pytest_mcp.domain.discover_tests import DiscoverTests
     from pytest_mcp.domain.execute_tests import ExecuteTests
@@ -69,10 +70,21 @@ def _resource_limits(address_space_mb: int | None, cpu_seconds: int | None) -> R
     return ResourceLimits(address_space_mb=address_space_mb, cpu_seconds=cpu_seconds)
 
 
-def _subprocess_runner(interpreter: TargetInterpreter, root: Path, limits: ResourceLimits) -> SubprocessPytestRunner:
+def _sandbox(enabled: bool, network: bool) -> BubblewrapSandbox | None:
+    """None without --sandbox; else bubblewrap, checked here (SandboxUnavailable: the server must not start)."""
+    if not enabled:
+        return None
+    from pytest_mcp.adapters.pytest_subprocess.sandbox import open_bubblewrap
+
+    return open_bubblewrap(network)
+
+
+def _subprocess_runner(
+    interpreter: TargetInterpreter, root: Path, limits: ResourceLimits, sandbox: BubblewrapSandbox | None
+) -> SubprocessPytestRunner:
     from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 
-    return SubprocessPytestRunner(interpreter, root=root, resource_limits=limits)
+    return SubprocessPytestRunner(interpreter, root=root, resource_limits=limits, sandbox=sandbox)
 
 
 def _fake_runner() -> FakeTestRunner:
@@ -93,10 +105,12 @@ def _limited_runner(inner: TestRunner, slots: RunSlots) -> ConcurrencyLimitedRun
     return ConcurrencyLimitedRunner(inner, slots)
 
 
-def _subprocess_probe(interpreter: TargetInterpreter, root: Path) -> SubprocessEnvironmentProbe:
+def _subprocess_probe(
+    interpreter: TargetInterpreter, root: Path, sandbox: BubblewrapSandbox | None
+) -> SubprocessEnvironmentProbe:
     from pytest_mcp.adapters.pytest_subprocess.environment import SubprocessEnvironmentProbe
 
-    return SubprocessEnvironmentProbe(interpreter, root)
+    return SubprocessEnvironmentProbe(interpreter, root, sandbox)
 
 
 def _fake_probe(root: Path) -> FakeEnvironmentProbe:
@@ -256,8 +270,10 @@ class Container(containers.DeclarativeContainer):
     resource_limits = providers.Singleton(
         _resource_limits, address_space_mb=config.rlimit_as_mb, cpu_seconds=config.rlimit_cpu_seconds
     )
+    # Checked once, before serving (cli.py): where it cannot be had, the server refuses to start (ADR 0021).
+    sandbox = providers.Singleton(_sandbox, enabled=config.sandbox, network=config.sandbox_network)
     subprocess_runner = providers.Singleton(
-        _subprocess_runner, interpreter=interpreter, root=config.root, limits=resource_limits
+        _subprocess_runner, interpreter=interpreter, root=config.root, limits=resource_limits, sandbox=sandbox
     )
     fake_runner = providers.Singleton(_fake_runner)
     # Every process a call starts (runs, collections, environment probes) takes one of these.
@@ -271,7 +287,9 @@ class Container(containers.DeclarativeContainer):
     presenter = providers.Singleton(_presenter, max_response_bytes=config.max_response_bytes)
     execute_tests = providers.Singleton(_execute_tests, runner=runner, presenter=presenter, policy=policy)
     discover_tests = providers.Singleton(_discover_tests, runner=runner, presenter=presenter, policy=policy)
-    subprocess_probe = providers.Singleton(_subprocess_probe, interpreter=interpreter, root=config.root)
+    subprocess_probe = providers.Singleton(
+        _subprocess_probe, interpreter=interpreter, root=config.root, sandbox=sandbox
+    )
     fake_probe = providers.Singleton(_fake_probe, root=config.root)
     environment_probe = providers.Singleton(
         _limited_probe,

@@ -135,6 +135,17 @@ class Settings(BaseModel):
     rlimit_cpu_seconds: int | None = Field(
         None, ge=1, description="CPU-time limit for pytest and its children.", json_schema_extra=flag("SECONDS")
     )
+    sandbox: bool = Field(
+        False,
+        description="Run every pytest process (runs, discovery, probes, workers) under bubblewrap (Linux): files "
+        "read-only but the root and a private /tmp, $HOME empty, no network but its own loopback, its own PID "
+        "namespace. The server refuses to start where bubblewrap cannot do this.",
+    )
+    sandbox_network: bool = Field(
+        False,
+        description="With --sandbox: share the host's network (its loopback services, the internet, DNS) with the "
+        "tests instead of a loopback of their own.",
+    )
     error_mode: Literal["result", "jsonrpc"] = Field(
         "result",
         description="How invalid arguments and runs without a trustworthy result are answered: result (an isError "
@@ -294,6 +305,15 @@ class Settings(BaseModel):
     def _timeout_within_maximum(self) -> Self:
         if self.timeout > self.max_timeout:
             raise ValueError(f"timeout {self.timeout}s exceeds max_timeout {self.max_timeout}s")
+        return self
+
+    @model_validator(mode="after")
+    def _network_needs_a_sandbox(self) -> Self:
+        if self.sandbox_network and not self.sandbox:
+            raise ValueError(
+                "sandbox_network: opens the sandbox's network, and there is no sandbox; add --sandbox "
+                "(PYTEST_MCP_SANDBOX=1), or drop --sandbox-network"
+            )
         return self
 
     @model_validator(mode="after")

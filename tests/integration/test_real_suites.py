@@ -154,6 +154,10 @@ async def test_the_real_suites_cover_a_big_suite_config_deselection_and_subtests
     assert six.summary is not None
     assert six.summary.skipped > 0
 
+    _, attrs = await observe(real_suites["attrs"])
+    assert attrs.summary is not None
+    assert attrs.summary.passed > 500, "a src layout installed into its venv, hypothesis's property tests"
+
 
 async def test_discovery_lists_exactly_pytests_node_ids_and_they_run_back(real_suites: dict[str, RealSuite]) -> None:
     """2,000+ real ids with quotes, spaces, brackets and `@#(` in them, compared one by one."""
@@ -172,3 +176,33 @@ async def test_discovery_lists_exactly_pytests_node_ids_and_they_run_back(real_s
     assert rerun.summary is not None
     assert rerun.summary.total == len(awkward)
     assert sorted(test.node_id for test in rerun.tests if test.outcome == "passed") == sorted(awkward)
+
+
+_SANDBOXED: dict[str, RunReport] = {}
+
+
+async def test_every_count_is_the_same_under_the_sandbox_on_a_real_suite(suite: RealSuite) -> None:
+    """--sandbox (issue 37) changes nothing about a suite that needs no more than its root and /tmp.
+
+    The suites' venvs live in this repository, their base interpreter under $HOME (pyenv) here."""
+    from pytest_mcp.adapters.pytest_subprocess.sandbox import open_bubblewrap
+
+    expected, _ = await observe(suite)
+    assert expected.counts is not None
+    runner = SubprocessPytestRunner(
+        TargetInterpreter.given(suite.python), root=suite.root, sandbox=open_bubblewrap(False)
+    )
+    report = _SANDBOXED.setdefault(suite.name, await run(runner, suite.spec))
+
+    assert report.command[0] == "bwrap"
+    assert report.summary is not None, f"no summary in the sandbox:\n{report.stdout[-3000:]}{report.stderr[-3000:]}"
+    counts = dict(expected.counts)
+    # A suite without a pytest configuration of its own (more-itertools) has this repository's as its
+    # rootdir, so pytest's cache lies outside the suite's root: the sandbox refuses that write, and
+    # pytest says so in one warning. That is the sandbox doing its job, and the only difference.
+    outside = f"PytestCacheWarning: cache could not write path {REPO}/.pytest_cache/"
+    if outside in report.stdout:
+        counts["warnings"] += 1
+    assert {key: getattr(report.summary, key) for key in COUNT_KEYS} == counts
+    assert report.termination.exit_code == expected.exit_code
+    assert not [test.blocked for test in report.tests if test.blocked]

@@ -24,8 +24,14 @@ def test_the_reporter_declares_every_option_of_the_protocol_and_no_other(monkeyp
         def getgroup(self, *_: object) -> Group:
             return Group()
 
-    # The testmon part: affected runs only; the spectrum: a second pass only (ADR 0020).
-    for plugin in ("_pytest_mcp_reporter.py", "_pytest_mcp_testmon.py", "_pytest_mcp_spectrum.py"):
+    # The testmon part: affected runs only; the spectrum: a second pass only (ADR 0020); the sandbox
+    # part: sandboxed runs only.
+    for plugin in (
+        "_pytest_mcp_reporter.py",
+        "_pytest_mcp_testmon.py",
+        "_pytest_mcp_spectrum.py",
+        "_pytest_mcp_sandbox.py",
+    ):
         namespace: dict[str, object] = {}
         exec(compile(PLUGIN.joinpath(plugin).read_text(), plugin, "exec"), namespace)
         namespace["pytest_addoption"](Parser())  # type: ignore[operator]
@@ -41,10 +47,11 @@ def test_no_option_name_or_event_is_spelled_out_anywhere_but_the_protocol() -> N
         "_pytest_mcp_bootstrap.py",
         "_pytest_mcp_testmon.py",
         "_pytest_mcp_spectrum.py",
+        "_pytest_mcp_sandbox.py",
     )
     sources = {name: PLUGIN.joinpath(name).read_text() for name in plugin_files}
     server = resources.files("pytest_mcp.adapters.pytest_subprocess")
-    readers = ("runner.py", "report.py", "testmon_data.py", "spectrum.py")
+    readers = ("runner.py", "report.py", "testmon_data.py", "spectrum.py", "sandbox.py")
     sources |= {name: server.joinpath(name).read_text() for name in readers}
 
     for name, text in sources.items():

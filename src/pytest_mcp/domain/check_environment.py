@@ -83,6 +83,7 @@ class CheckEnvironment(Generic[T]):
             testpaths=facts.testpaths,
             process_containment=report.containment,
             localization=recorder_for(facts.python) if self._policy.localize > 0 else "off",
+            sandbox=report.sandbox,
         )
         return self._presenter.present_environment(result)
 

@@ -91,6 +91,11 @@ class EnvironmentResult(_Value):
         "0020): 'sys.monitoring' (Python 3.12 and later: one event per function per test), 'sys.setprofile' "
         "(earlier: every call, slower), or 'off' (--localize 0).",
     )
+    sandbox: str | None = Field(
+        None,
+        description="What contains test code (--sandbox): e.g. `bubblewrap: read-only but the root and a private "
+        "/tmp, $HOME empty, network: loopback only`; null when tests run with the server's own rights.",
+    )
 
 
 class ProbeFacts(_Value):
@@ -122,6 +127,7 @@ class ProbeReport(_Value):
     containment: ProcessContainment = Field(
         "process_group", description="How the probe's processes were contained, as its runner found it."
     )
+    sandbox: str | None = Field(None, description="The sandbox the probe ran in, as runs do; None without one.")
     exit_code: int | None = None
     signal: str | None = Field(None, description="The signal that killed the probe, e.g. SIGSEGV.")
     stdout: str = ""

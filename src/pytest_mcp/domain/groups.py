@@ -201,6 +201,7 @@ def _group(
             representative=members[0],
             culprit=culprit,
             since=since(members) if since is not None else None,
+            blocked=members[0].blocked,
         )
     return FailureGroup(
         id=group_id,
@@ -219,6 +220,7 @@ def _group(
         culprit=culprit,
         symptoms=symptoms,
         since=since(members) if since is not None else None,
+        blocked=first_members[0].blocked,
     )
 
 

@@ -175,6 +175,11 @@ class ReportedTest(_Value):
         description="A failure's crash site: file:line of the deepest frame in the project's own code (not "
         "site-packages or the standard library), which is not always the test's line.",
     )
+    blocked: str | None = Field(
+        None,
+        description="Under --sandbox: what the sandbox blocked that this failure met, and what allows it, e.g. "
+        "`connect 127.0.0.1:5432; --sandbox-network allows it`.",
+    )
 
     @property
     def is_failure(self) -> bool:
@@ -297,6 +302,11 @@ class FailureGroup(_Value):
         (), description="A cause's ways of failing, by assertion site, most first; empty for a single signature."
     )
     since: Since | None = Field(None, description="Whether its tests newly fail, were already failing, or are flaky.")
+    blocked: str | None = Field(
+        None,
+        description="Under --sandbox: the group's failure was the sandbox's doing (its first member's), e.g. "
+        "`connect 127.0.0.1:5432; --sandbox-network allows it`; absent otherwise.",
+    )
 
 
 class SkipReason(_Value):

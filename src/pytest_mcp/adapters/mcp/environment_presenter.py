@@ -59,6 +59,10 @@ def render_environment(result: EnvironmentResult) -> str:
             f"culprits: after a failing run, a second pass records the functions each test runs with "
             f"{result.localization}"
         )
+    if result.sandbox is not None:
+        lines.append(f"sandbox: {result.sandbox}")
+    else:
+        lines.append("sandbox: none; tests run with the server's rights (--sandbox contains them)")
     if not result.plugin_autoload:
         lines.append("plugin autoloading is off (PYTEST_DISABLE_PLUGIN_AUTOLOAD)")
     return printable("\n".join(lines))  # the project's configuration and plugins are quoted here

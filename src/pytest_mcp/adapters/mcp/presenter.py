@@ -78,10 +78,11 @@ def _render_group(group: FailureGroup) -> list[str]:
     else:
         report = [f"{representative.outcome.upper()} {representative.node_id}: {representative.message or ''}"]
     since = f"; {group.since.words()}" if group.since is not None else ""
+    blocked = [f"  blocked by the sandbox: {group.blocked}"] if group.blocked else []
     if group.count == 1:
-        return [f"[{group.id}] {report[0]}{since}", *report[1:]]
+        return [f"[{group.id}] {report[0]}{since}", *blocked, *report[1:]]
     culprit = f"; likely cause {group.culprit.where}" if group.culprit is not None and not group.symptoms else ""
-    lines = [f"[{group.id}] {group.title}{culprit}{since}", f"  members: {', '.join(group.members)}"]
+    lines = [f"[{group.id}] {group.title}{culprit}{since}", *blocked, f"  members: {', '.join(group.members)}"]
     if group.symptoms:
         lines.append("  symptoms:")
         lines += [f"    {_symptom(symptom)}" for symptom in group.symptoms]

@@ -37,15 +37,19 @@ class WardenReport:
 
     containment: Containment
     stopped: tuple[str, ...] = ()
+    signal: int | None = None  # the signal that killed pytest, as the warden saw it
 
 
 def read_warden(private_dir: Path) -> WardenReport:
     """What the warden of a run that ended by itself wrote; a run without one had its group only."""
     try:
-        stopped = json.loads((private_dir / WARDEN_REPORT).read_text(encoding="utf-8"))["stopped"]
-    except (OSError, ValueError, KeyError, TypeError):
+        written = json.loads((private_dir / WARDEN_REPORT).read_text(encoding="utf-8"))
+        stopped = written["stopped"]
+        signalled = written.get("signal")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return WardenReport("process_group")
-    return WardenReport("subreaper", tuple(str(command) for command in stopped))
+    signum = signalled if isinstance(signalled, int) and not isinstance(signalled, bool) else None
+    return WardenReport("subreaper", tuple(str(command) for command in stopped), signum)
 
 
 def _stat(pid: str) -> tuple[bytes, int, int] | None:

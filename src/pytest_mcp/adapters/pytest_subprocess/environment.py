@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from importlib import resources
@@ -13,6 +14,7 @@ from pytest_mcp.adapters.pytest_subprocess._plugin._pytest_mcp_protocol import W
 from pytest_mcp.adapters.pytest_subprocess.containment import read_warden
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import CommandTooLong, OutputLimits, run_in_process_group
+from pytest_mcp.adapters.pytest_subprocess.sandbox import BubblewrapSandbox
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 
@@ -32,8 +34,9 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
     cannot corrupt them.
     """
 
-    def __init__(self, interpreter: TargetInterpreter, root: Path) -> None:
+    def __init__(self, interpreter: TargetInterpreter, root: Path, sandbox: BubblewrapSandbox | None = None) -> None:
         self._interpreter = interpreter
+        self._sandbox = sandbox
         self._root = root
         plugin = resources.files("pytest_mcp.adapters.pytest_subprocess").joinpath("_plugin")
         self._source = plugin.joinpath(f"{PROBE_MODULE}.py").read_text(encoding="utf-8")
@@ -43,13 +46,17 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
         choice = await self._interpreter.choice()
         python = str(choice.path)
         # The probe's source is long; the reported command names it instead of repeating it.
-        command = (python, "-c", f"<pytest-mcp {PROBE_MODULE}.py>")
+        command: tuple[str, ...] = (python, "-c", f"<pytest-mcp {PROBE_MODULE}.py>")
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-probe-"))
+        sandbox = self._sandbox
         try:
             facts_path = workdir / "environment.json"
             warden_path = workdir / f"{WARDEN_MODULE}.py"
             warden_path.write_bytes(self._warden)
             argv = [python, "-c", self._source, str(facts_path), str(warden_path), str(workdir / WARDEN_REPORT)]
+            if sandbox is not None:  # as a run is: what the probe sees is what the tests will
+                argv = sandbox.wrap(argv, root=self._root, private_dir=workdir)
+                command = (*sandbox.command_prefix(), *command)
             try:
                 outcome = await run_in_process_group(argv, cwd=self._root, timeout=timeout, limits=_PROBE_LIMITS)
             except CommandTooLong as exc:
@@ -60,13 +67,17 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
                     command=command,
                     start_error=exc.strerror or exc.__class__.__name__,
                 )
+            warden = read_warden(workdir)
+            if sandbox is not None and warden.signal is not None and outcome.returncode == 128 + warden.signal:
+                outcome = dataclasses.replace(outcome, returncode=-warden.signal)  # as bwrap passes a signal on
             return ProbeReport(
                 interpreter=choice,
                 command=command,
+                sandbox=sandbox.description if sandbox is not None else None,
                 duration=outcome.duration,
                 facts=None if outcome.timed_out or outcome.returncode != 0 else _read_facts(facts_path),
                 timed_out=outcome.timed_out,
-                containment=read_warden(workdir).containment,
+                containment=warden.containment,
                 exit_code=outcome.returncode if outcome.signal_name is None else None,
                 signal=outcome.signal_name,
                 stdout=outcome.stdout,

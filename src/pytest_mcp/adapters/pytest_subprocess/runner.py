@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ from pytest_mcp.adapters.pytest_subprocess.process import (
     run_in_process_group,
 )
 from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressFollower, read_coverage, read_report
+from pytest_mcp.adapters.pytest_subprocess.sandbox import BWRAP_ERROR_PREFIX, BubblewrapSandbox
 from pytest_mcp.adapters.pytest_subprocess.spectrum import read_spectrum, with_digests
 from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory, taking_turns
 from pytest_mcp.domain.localization import Spectrum
@@ -34,13 +36,14 @@ from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
 
 # Our plugins, the warden (which the bootstrap runs first) and the protocol they share; testmon's
-# part is loaded with `-p` by affected runs only.
+# part is loaded with `-p` by affected runs only, the sandbox's by sandboxed runs only.
 PLUGIN_FILES = (
     "_pytest_mcp_protocol.py",
     "_pytest_mcp_warden.py",
     *(f"{name}.py" for name in protocol.OWN_PLUGINS),
     f"{protocol.TESTMON_PLUGIN}.py",
     f"{protocol.SPECTRUM_PLUGIN}.py",
+    f"{protocol.SANDBOX_PLUGIN}.py",
 )
 """Copied from the package into each run's private directory, where the bootstrap loads them."""
 DUMP_SIGNAL = getattr(signal, protocol.DUMP_SIGNAL)
@@ -66,6 +69,7 @@ class ResourceLimits:
 
 @dataclass(frozen=True)
 class _Run:
+    python: str
     command: tuple[str, ...]
     outcome: ProcessOutcome
     parsed: ParsedReport
@@ -92,8 +96,10 @@ class SubprocessPytestRunner(TestRunner):
         limits: OutputLimits | None = None,
         max_report_bytes: int = 64 * 1024 * 1024,
         resource_limits: ResourceLimits | None = None,
+        sandbox: BubblewrapSandbox | None = None,
     ) -> None:
         self._interpreter = interpreter
+        self._sandbox = sandbox
         self._root = root
         self._limits = limits or OutputLimits()
         self._rlimits = (resource_limits or ResourceLimits()).bootstrap_argument()
@@ -115,9 +121,11 @@ class SubprocessPytestRunner(TestRunner):
             private_options.append(f"{protocol.OPTION_FACTS}={json.dumps(spec.facts)}")
         options = run_options(spec)
         turns: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+        writable: list[Path] = []
         if spec.affected:
             required.append("testmon=pytest-testmon")
             data = data_directory(self._root)
+            writable.append(data)
             private_options += ["-p", protocol.TESTMON_PLUGIN, f"{protocol.OPTION_TESTMON_DATA}={data / DATA_FILE}"]
             if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
                 options = ["-p", "testmon.pytest_testmon", *options]  # its entry point is not loaded
@@ -131,9 +139,10 @@ class SubprocessPytestRunner(TestRunner):
                 private_options=private_options,
                 required=required,
                 progress=progress if spec.progress else None,
+                writable=writable,
             )
         return RunReport(
-            termination=run.refused or self._termination(run.outcome, python=run.command[0]),
+            termination=run.refused or self._termination(run.outcome, python=run.python),
             command=_reproducible(run.command, run.parsed.reproduce),
             duration=run.outcome.duration,
             summary=run.parsed.summary,
@@ -154,7 +163,7 @@ class SubprocessPytestRunner(TestRunner):
         )
         summary = run.parsed.summary
         return CollectionReport(
-            termination=run.refused or self._termination(run.outcome, python=run.command[0]),
+            termination=run.refused or self._termination(run.outcome, python=run.python),
             command=_reproducible(run.command, run.parsed.reproduce),
             duration=run.outcome.duration,
             finished=summary is not None,
@@ -216,9 +225,11 @@ class SubprocessPytestRunner(TestRunner):
         required: Sequence[str] = (),
         progress: ProgressSink | None = None,
         first: Sequence[str] | None = None,
+        writable: Sequence[Path] = (),
     ) -> _Run:
         python = str((await self._interpreter.choice()).path)
         workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
+        sandbox = self._sandbox
         try:
             for name, source in self._plugin_files.items():
                 (workdir / name).write_bytes(source)
@@ -234,6 +245,9 @@ class SubprocessPytestRunner(TestRunner):
                 f"{protocol.OPTION_MODE}={mode}",
                 *private_options,
             ]
+            if sandbox is not None:
+                network = "host" if sandbox.network else "loopback"
+                private += ["-p", protocol.SANDBOX_PLUGIN, f"{protocol.OPTION_SANDBOX}={network}"]
             public = [*options, "--", *targets]
             argv = [
                 python,
@@ -248,8 +262,12 @@ class SubprocessPytestRunner(TestRunner):
                 "--",
                 *targets,
             ]
-            # What a person would type to reproduce the run: our private reporter options are left out.
+            # What a person would type to reproduce the run: our private reporter options are left out,
+            # and the sandbox is named, not spelt out mount by mount.
             command = (python, "-m", "pytest", *public)
+            if sandbox is not None:
+                argv = sandbox.wrap(argv, root=self._root, private_dir=workdir, writable=writable)
+                command = (*sandbox.command_prefix(), *command)
             follower = ProgressFollower(report_path, progress) if progress is not None else None
             try:
                 outcome = await run_in_process_group(
@@ -262,17 +280,20 @@ class SubprocessPytestRunner(TestRunner):
                 )
             except CommandTooLong as exc:
                 refused = Termination(kind="command_too_long", detail=str(exc))
-                return _Run(command, ProcessOutcome(None, False, "", "", 0.0), ParsedReport(), None, refused)
+                return _Run(python, command, ProcessOutcome(None, False, "", "", 0.0), ParsedReport(), None, refused)
             except OSError as exc:
                 reason = exc.strerror or exc.__class__.__name__
                 outcome = ProcessOutcome(None, False, "", f"{protocol.PYTEST_MISSING_MARK} {reason}", 0.0)
-                return _Run(command, outcome, ParsedReport(), None)
+                return _Run(python, command, outcome, ParsedReport(), None)
             if follower is not None:
                 await follower.poll()
             coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
             parsed = read_report(report_path, self._max_report_bytes)
             spectrum = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if first is not None else None
-            return _Run(command, outcome, parsed, coverage, stopped=read_warden(workdir).stopped, spectrum=spectrum)
+            warden = read_warden(workdir)
+            if sandbox is not None:
+                outcome = _unwrapped(outcome, warden.signal, parsed)
+            return _Run(python, command, outcome, parsed, coverage, stopped=warden.stopped, spectrum=spectrum)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -319,9 +340,25 @@ def _why_nothing(run: _Run, seconds: float) -> str:
     return "the second pass repeated no test"
 
 
+def _unwrapped(outcome: ProcessOutcome, signalled: int | None, parsed: ParsedReport) -> ProcessOutcome:
+    """The outcome as pytest's own process ended, not as bubblewrap passed it on.
+
+    bwrap exits 128+N when its command is killed by signal N: the warden, which saw the signal
+    itself, says which. bwrap's own failure (it could not exec the interpreter, or mount) is
+    exit 1 with `bwrap: ...` on stderr and no report: pytest cannot be run.
+    """
+    code = outcome.returncode
+    if code is not None and signalled is not None and code == 128 + signalled:
+        return dataclasses.replace(outcome, returncode=-signalled)
+    if code == 1 and parsed.summary is None and outcome.stderr.startswith(BWRAP_ERROR_PREFIX):
+        cause = f"the sandbox could not start it: {outcome.stderr.strip().splitlines()[0]}"
+        return dataclasses.replace(outcome, returncode=None, stderr=f"{protocol.PYTEST_MISSING_MARK} {cause}")
+    return outcome
+
+
 def _reproducible(command: tuple[str, ...], reproduce: tuple[str, ...]) -> tuple[str, ...]:
     """The command with what repeats a plugin's seed (pytest-randomly's) before the `--` and node ids."""
     if not reproduce:
         return command
-    split = command.index("--") if "--" in command else len(command)
+    split = len(command) - command[::-1].index("--") - 1 if "--" in command else len(command)
     return (*command[:split], *reproduce, *command[split:])

@@ -331,6 +331,8 @@ class Reporter:
                 fields["exception"] = exception
             if crash:
                 fields["crash"] = crash
+            if getattr(report, protocol.BLOCKED_ATTRIBUTE, None):  # a sandboxed run's (_pytest_mcp_sandbox)
+                fields["blocked"] = getattr(report, protocol.BLOCKED_ATTRIBUTE)
         if rerun is not None:  # how many attempts failed before this one, and how the first did
             fields["reruns"] = rerun[0]
             fields["first_failure"] = _cut(rerun[1], MESSAGE_LIMIT // 4, MESSAGE_LIMIT // 4)

@@ -8,7 +8,8 @@ never returns. Every process the child starts, however it leaves the child's gro
 (`start_new_session=True`, `setsid()`, a double fork), stays a descendant of the warden: an
 orphan is re-parented to the warden, not to init. When the child ends, however it ends (exit,
 crash, `os._exit`), the warden kills and reaps whatever is left, writes the command lines of
-what it stopped to `path` as JSON, and exits as the child did (its code, or its signal).
+what it stopped (and the signal that ended the child, if one did) to `path` as JSON, and exits
+as the child did (its code, or its signal).
 
 When the runner kills a run instead (timeout, cancellation, shutdown), the warden is alive and
 still holds every descendant, so the runner finds them all under it (process.py).
@@ -75,7 +76,8 @@ def _watch(child, path, forward):
             break
     stopped = _stop_children()
     with open(path, "w") as out:
-        json.dump({"stopped": stopped}, out)
+        # The signal too: a sandbox (bubblewrap) passes a death by signal N on as exit code 128+N.
+        json.dump({"stopped": stopped, "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}, out)
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         with contextlib.suppress(Exception):  # pytest's crash may have dumped core; one is enough
