@@ -211,7 +211,7 @@ def _group(
         exception=signature.exception,
         message=signature.message,
         crash=signature.crash,
-        title=cause_title(culprit, len(members), len(parts))
+        title=cause_title(culprit, len(members), len({sig.crash for _, sig, _ in parts}))
         if culprit is not None and symptoms
         else title(signature, len(members)),
         representative=first_members[0],
@@ -255,10 +255,11 @@ def _summed(top: Culprit, culprits: list[Culprit]) -> Culprit:
     )
 
 
-def cause_title(culprit: Culprit, count: int, ways: int) -> str:
+def cause_title(culprit: Culprit, count: int, sites: int) -> str:
     """`235 tests fail from one likely cause, at 21 sites: humanize/i18n.py::_ngettext (lines 102-120)`."""
     head = "1 test fails" if count == 1 else f"{count} tests fail"
-    return f"{head} from one likely cause, at {ways} sites: {culprit.where}"
+    where = "at 1 site" if sites == 1 else f"at {sites} sites"
+    return f"{head} from one likely cause, {where}: {culprit.where}"
 
 
 def symptom_groups(reports: Iterable[ReportedTest]) -> dict[str, list[str]]:

@@ -188,7 +188,7 @@ class ReportedTest(_Value):
 
 def _share(part: int, whole: int) -> str:
     if part == whole:
-        return f"all {whole:,}"
+        return {1: "the", 2: "both"}.get(whole, f"all {whole:,}")
     return f"{part:,} of {whole:,}"
 
 
@@ -216,13 +216,19 @@ class Culprit(_Value):
     def evidence(self) -> str:
         """`run by all 235 failing tests and 9 % of the passing ones; changed since the last run`."""
         noun = "test" if self.failing_total == 1 else "tests"
-        passing = (
-            f"{round(100 * self.passing / self.passing_total)} % of the {self.passing_total:,} passing ones"
-            if self.passing_total
-            else "no passing test repeated"
+        if self.failing_total == 1:
+            return f"run by the failing test and {self._passing()}{self._changed()}"
+        return (
+            f"run by {_share(self.failing, self.failing_total)} failing {noun} and {self._passing()}{self._changed()}"
         )
-        changed = "; changed since the last run" if self.changed else ""
-        return f"run by {_share(self.failing, self.failing_total)} failing {noun} and {passing}{changed}"
+
+    def _passing(self) -> str:
+        if not self.passing_total:
+            return "no passing test repeated"
+        return f"{round(100 * self.passing / self.passing_total)} % of the {self.passing_total:,} passing ones"
+
+    def _changed(self) -> str:
+        return "; changed since the last run" if self.changed else ""
 
 
 class Symptom(_Value):

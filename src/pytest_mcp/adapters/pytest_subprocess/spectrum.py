@@ -34,6 +34,7 @@ def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
     functions: dict[int, CodeFunction] = {}
     tests: list[Trace] = []
     modules: tuple[str, ...] = ()
+    recorder = ""  # from the modules event: a pass killed before its end still says what recorded it
     end: dict[str, Any] = {}
     consumed = 0
     if not path.exists():
@@ -58,6 +59,7 @@ def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
                     tests.append(Trace.model_validate(event))
                 elif kind == protocol.SPECTRUM_MODULES:
                     modules = tuple(str(module) for module in event["modules"])
+                    recorder = str(event.get("recorder") or "")
                 elif kind == protocol.SPECTRUM_END:
                     end = event
             except (ValidationError, KeyError, TypeError, ValueError):
@@ -70,7 +72,7 @@ def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
         functions=tuple(ordered),
         tests=tuple(tests),
         test_modules=modules,
-        recorder=str(end.get("recorder") or ""),
+        recorder=str(end.get("recorder") or recorder),
         stopped=end.get("stopped") if end else "stopped before it finished",
     )
 

@@ -46,7 +46,7 @@ OPTION_SPECTRUM_DEADLINE = "--pytest-mcp-spectrum-deadline"
 """Seconds since the epoch after which no further test starts."""
 SPECTRUM_FUNCTION = "fn"  # id, file, name, first, last: a project function, the first time it runs
 SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids]
-SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests
+SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests; recorder
 SPECTRUM_END = "end"  # ran, stopped (null, or why it stopped early), recorder
 
 # Events: one JSON object a line, whose EVENT member names its kind.

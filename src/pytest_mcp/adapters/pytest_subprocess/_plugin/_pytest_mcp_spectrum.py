@@ -202,7 +202,8 @@ class Spectrum:
         wanted = {node_id: index for index, node_id in enumerate(self.first)}
         last = len(wanted)
         items.sort(key=lambda item: wanted.get(item.nodeid, last))
-        self.emit(protocol.SPECTRUM_MODULES, modules=sorted({item.nodeid.split("::", 1)[0] for item in items}))
+        modules = sorted({item.nodeid.split("::", 1)[0] for item in items})
+        self.emit(protocol.SPECTRUM_MODULES, modules=modules, recorder=self.recorder.name)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
