@@ -17,7 +17,12 @@ connect(runner=None, root=None, python=None, mode="legacy", *, timeout=None, max
     Async context manager: a client connected to the server. One root for server and runner.
 FakeTestRunner(tests=(), *, root=None, plugins=())
     .script(node_id, outcome="passed", message=None, traceback=None, duration=0.0, markers=(),
-            stdout=None, *, stderr=None, line=None, phase=None)     add or replace a test
+            stdout=None, *, stderr=None, line=None, phase=None, runs=(), flaky=False)
+        add or replace a test; `runs`: the project functions it runs ("shop/price.py::gross_price"),
+        from which the server names culprits; `flaky`: a failure that passes when repeated
+    .trace(node_id, *functions), .define(function, lines), .change(*functions)
+        the functions a test runs; where one is ("10-11"); an edit since git's HEAD or the last
+        run. With none scripted, `localization.reason` says how to script them
     .fail_with(kind, message=None, *, node_id=None, signal=None, line=None, on=None, times=None)
         a timeout, crash or collection error scoped to a test or module fires whenever it is
         selected, until cleared; unscoped, on the next call
