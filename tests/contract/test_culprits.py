@@ -8,8 +8,6 @@ second pass (the most `--localize` allows), so that no deadline on a busy machin
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,11 +16,10 @@ from typing import Any
 import pytest
 
 from pytest_mcp.testing import FakeTestRunner, connect
-from tests.contract.conftest import Side, plain_pytest_environment
+from tests.contract.conftest import Side, plain_pytest_environment, project_with_a_regression
 from tests.contract.script import (
     CART,
     CULPRITS_FUNCTIONS,
-    CULPRITS_ROOT,
     CULPRITS_SCRIPT,
     FLAKY,
     NET_PRICE,
@@ -49,26 +46,6 @@ CAUSE_MEMBERS = [
     f"{PRICE}::test_gross_price[10-12.0]",
     f"{PRICE}::test_gross_price[50-60.0]",
 ]
-
-
-def _git(root: Path, *arguments: str) -> None:
-    identity = ("-c", "user.name=pytest-mcp", "-c", "user.email=tests@pytest-mcp.invalid", "-c", "commit.gpgsign=false")
-    subprocess.run(["git", *identity, *arguments], cwd=root, check=True, capture_output=True)
-
-
-def project_with_a_regression(tmp_path: Path) -> Path:
-    """A copy of the culprits project in a git repository whose HEAD has gross_price right; the wrong value
-    is an edit since."""
-    root = tmp_path / "culprits"
-    shutil.copytree(CULPRITS_ROOT, root, ignore=shutil.ignore_patterns(".pytest_cache", "__pycache__", ".ran-once"))
-    price = root / "shop" / "price.py"
-    wrong = price.read_text()
-    price.write_text(wrong.replace("(1 + VAT) + 1,", "(1 + VAT),"))
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "prices right")
-    price.write_text(wrong)
-    return root.resolve()
 
 
 @pytest.fixture(params=["fake", "subprocess"])
