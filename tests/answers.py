@@ -66,3 +66,26 @@ async def call_error(client: Client, tool: str, arguments: dict[str, Any], *, wi
     with anyio.fail_after(within):
         result = await client.call_tool(tool, arguments)
     return tool_error(result)
+
+
+def signature_row(group: dict[str, Any]) -> tuple[Any, ...]:
+    """(count, outcome, phase, exception, masked message, crash site, members) of any group.
+
+    A group of one is its report under an id (ADR 0020): its signature is read from its
+    representative as the server reads a report's, and its one member is the representative."""
+    if group["count"] != 1 or group.get("outcome"):
+        return (
+            group["count"],
+            group["outcome"],
+            group["phase"],
+            group.get("exception"),
+            group["message"],
+            group.get("crash"),
+            list(group["members"]),
+        )
+    from pytest_mcp.domain.groups import signature_of
+    from pytest_mcp.domain.models import ReportedTest
+
+    report = ReportedTest.model_validate(group["representative"])
+    found = signature_of(report)
+    return (1, found.outcome, found.phase, found.exception, found.message, found.crash, [report.node_id])

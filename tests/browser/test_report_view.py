@@ -18,9 +18,11 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from pytest_mcp.adapters.mcp.report_view import VIEW_URI
+from pytest_mcp.domain.models import AffectedRun
 from pytest_mcp.testing import FakeTestRunner, connect
 from tests.browser.conftest import HARNESS, ReportPage
-from tests.security.hostile_reports import HOOK, PAYLOADS, write_hostile_project
+from tests.contract.conftest import project_with_a_regression
+from tests.security.hostile_reports import HELPER, HOOK, PAYLOADS, write_hostile_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -245,6 +247,8 @@ async def test_hundreds_of_failures_stay_collapsed_filterable_and_paged(
         await page.answer_calls(client, until=lambda: page.text("#omitted-note") != note, timeout=30)
     left = int(page.text("#omitted-note").split()[0])  # "N more reports were left out ..."
     assert 0 < left < 300
+    assert page.visible("failures")  # the page's reports, grouped by the view (a page carries no groups)
+    assert page.in_view("return document.querySelectorAll('#groups > li').length") > 0
     assert page.counts() == {"failed": 300}  # the run's counts, not the page's
     assert page.visible("next-page")
 
@@ -286,8 +290,11 @@ async def test_a_detached_run_is_followed_live_until_it_ends_and_then_polling_st
     page.screenshot("detached-run")
 
 
-async def test_no_hostile_report_executes_script_and_each_shows_as_text(page: ReportPage, tmp_path: Path) -> None:
+async def test_no_hostile_report_executes_script_and_each_shows_as_text(
+    page: ReportPage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = write_hostile_project(tmp_path / "p")
+    monkeypatch.setenv("PYTEST_MCP_LOCALIZE", "10")  # a second pass with time to name the culprit
     async with serve(root) as client:
         result = await show(page, client, "execute_tests", {"show_capture": True})
         page.open_groups()
@@ -307,7 +314,14 @@ async def test_no_hostile_report_executes_script_and_each_shows_as_text(page: Re
             for stream in ("stdout", "stderr"):
                 if test.get(stream):
                     assert test[stream].strip().splitlines()[-1] in seen
-        assert page.counts() == {"failed": 4, "errors": 4, "skipped": 4}
+        assert page.counts() == {"failed": 12, "errors": 4, "skipped": 4}
+        # The culprit's file and its symptoms' messages carry payloads too, and show as text.
+        answer = result.structured_content or {}
+        assert [culprit["file"] for culprit in answer["culprits"]] == [HELPER]
+        assert page.texts("#culprit-list .function") == [f"{HELPER}::price"]
+        symptoms = answer["groups"][0]["symptoms"]
+        assert len(symptoms) == 8
+        assert page.texts("#groups .symptom .message") == [symptom["message"] for symptom in symptoms]
         # A collection error carrying every payload, through discover_tests and execute_tests.
         write_hostile_project(root, collection_error=True)
         for tool in ("discover_tests", "execute_tests"):
@@ -350,3 +364,129 @@ async def test_the_servers_groups_and_reasons_are_drawn_with_their_titles_and_me
         "const f = document.getElementById('filter'); f.value = 'test_value'; f.dispatchEvent(new Event('input'))"
     )
     assert page.texts("#groups .title") == [groups[1]["title"]]
+
+
+async def test_culprits_lead_and_each_group_shows_its_cause_symptoms_and_labels(
+    page: ReportPage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tests/fixtures/culprits, a regression since git's HEAD: one cause in two ways, a raising helper, a flaky test."""
+    root = project_with_a_regression(tmp_path)
+    monkeypatch.setenv("PYTEST_MCP_LOCALIZE", "10")
+    culprits = (
+        "return [...document.querySelectorAll('#culprit-list li')].map((li) => [li.querySelector('.rank').textContent,"
+        " li.querySelector('.function').textContent, li.querySelector('.lines').textContent,"
+        " Boolean(li.querySelector('.label.changed')), li.querySelector('.culprit-evidence').textContent])"
+    )
+    labels = (
+        "return [...document.querySelectorAll('#groups > li')]"
+        ".map((li) => [...li.querySelectorAll('.label')].map((l) => [l.classList[1], l.textContent]))"
+    )
+    async with serve(root) as client:
+        await show(page, client, "execute_tests", {})
+        assert page.in_view(culprits) == [
+            [
+                "likely cause",
+                "shop/price.py::gross_price",
+                "lines 10-11",
+                True,
+                "run by all 4 failing tests and 0 % of the 4 passing ones; score 1.00",
+            ],
+            [
+                "also likely",
+                "shop/stock.py::reserve",
+                "lines 4-7",
+                False,
+                "run by all 1 failing test and 25 % of the 4 passing ones; score 0.71",
+            ],
+        ]
+        assert page.text("#localization").startswith("10 tests repeated in ")
+        assert page.in_view(labels) == [[["new", "newly fail"]], [["flaky", "is flaky"]], [["new", "newly fails"]]]
+        assert page.texts("#groups .sub") == [
+            "2 ways: 2 at tests/test_cart.py:8 \u00b7 2 at tests/test_price.py:8",
+            "likely cause: shop/stock.py::reserve (lines 4-7)",
+        ]
+        page.in_view("document.querySelector('#groups details').open = true")
+        rows = page.in_view(
+            "return [...document.querySelectorAll('#groups .symptom')]"
+            ".map((r) => [...r.cells].map((c) => c.textContent))"
+        )
+        assert rows == [
+            ["2", "tests/test_cart.py:8", "AssertionError: assert <n> == <n>"],
+            ["2", "tests/test_price.py:8", "AssertionError: assert <n> == <n>"],
+        ]
+        assert page.text("#groups .culprit-line") == (
+            "shop/price.py::gross_price (lines 10-11): run by all 4 failing tests and 0 % of the 4 passing ones"
+        )
+        page.screenshot("culprits", above="#reproduce")
+
+        # The same call again: the failures were already failing, nothing changed since, the flaky test passed.
+        await show(page, client, "execute_tests", {})
+        assert page.in_view(labels) == [
+            [["preexisting", "were already failing"]],
+            [["preexisting", "was already failing"]],
+        ]
+        assert page.in_view("return document.querySelectorAll('#culprit-list .label.changed').length") == 0
+        page.screenshot("culprits-again", above="#reproduce")
+
+
+async def test_no_culprit_named_says_why(page: ReportPage, tmp_path: Path) -> None:
+    runner = FakeTestRunner(root=tmp_path).script("tests/test_a.py::test_x", "failed", message="assert 1 == 2")
+    async with connect(runner) as client:
+        result = await show(page, client, "execute_tests", {})
+    reason = (result.structured_content or {})["localization"]["reason"]
+    assert page.text("#localization") == f"No likely cause named: {reason}"
+    assert page.in_view("return document.getElementById('culprit-list').hidden")
+
+
+async def test_an_affected_run_says_what_ran_and_what_did_not(page: ReportPage, tmp_path: Path) -> None:
+    """pytest-testmon is not in the development environment: these answers come from the test double."""
+    runner = FakeTestRunner(root=tmp_path).install("pytest-testmon")
+    for name in ("test_total", "test_discount", "test_empty"):
+        runner.script(f"tests/test_cart.py::{name}")
+    runner.script("tests/test_tax.py::test_vat", "failed", message="assert 19 == 20")
+    async with connect(runner) as client:
+        lines = []
+        for edit in (
+            lambda: None,
+            lambda: runner.edit("tests/test_cart.py::test_total"),
+            lambda: runner.edit(files=["data/limits.json"]),
+        ):
+            edit()
+            result = await show(page, client, "execute_tests", {"affected": True})
+            affected = AffectedRun.model_validate((result.structured_content or {})["affected"])
+            assert page.text("#affected") == affected.line()
+            lines.append(affected.line())
+            if len(lines) == 2:
+                page.screenshot("affected", above="#reproduce")
+    assert lines[0].startswith("first affected run, no data yet")
+    assert lines[1].startswith("2 affected tests run; 2 unaffected not run")
+    assert lines[2].startswith(
+        "1 file pytest-testmon cannot see changed since the last affected run (data/limits.json)"
+    )
+
+
+async def test_a_groups_member_ids_are_paged_through_get_test_run(page: ReportPage, tmp_path: Path) -> None:
+    runner = FakeTestRunner(root=tmp_path)
+    for n in range(300):
+        runner.script(f"tests/test_prices_of_every_product.py::test_gross_price[product-{n:04}]", "failed", line=3)
+    async with connect(runner) as client:
+        run = (await client.call_tool("execute_tests", {})).structured_content or {}
+        group = run["groups"][0]["id"]
+        await show(page, client, "get_test_run", {"run_id": run["run_id"], "group": group})
+        first = page.text("#members-title")
+        assert first.startswith(f"Group {group}: member ids 1\u2013")
+        assert first.endswith(" of 300")
+        shown = page.text("#member-ids").splitlines()
+        assert shown[0] == "tests/test_prices_of_every_product.py::test_gross_price[product-0000]"
+        assert page.visible("next-members")
+        page.screenshot("group-members")
+        page.in_view("document.getElementById('next-members').click()")
+        await page.answer_calls(client, until=lambda: page.text("#members-title") != first, timeout=30)
+    assert page.text("#members-title") == f"Group {group}: member ids {len(shown) + 1}\u2013300 of 300"
+    assert page.text("#member-ids").splitlines()[-1].endswith("[product-0299]")
+    assert not page.visible("next-members") or page.in_view("return document.getElementById('next-members').hidden")
+    [call] = page.host("calls")
+    assert call["params"] == {
+        "name": "get_test_run",
+        "arguments": {"run_id": run["run_id"], "group": group, "offset": len(shown)},
+    }

@@ -6,6 +6,7 @@ import json
 import platform
 import re
 import shutil
+import subprocess
 import sys
 import venv
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -20,7 +21,7 @@ from mcp_types import CallToolResult
 
 from pytest_mcp.testing import FakeTestRunner, connect
 from tests.answers import ToolErrorSeen, complete, tool_error
-from tests.contract.script import CONTRACT_ROOT, CONTRACT_SCRIPT
+from tests.contract.script import CONTRACT_ROOT, CONTRACT_SCRIPT, CULPRITS_ROOT
 
 SITE_PACKAGES = Path(pytest.__file__).resolve().parents[1]
 PYTEST_AND_ITS_DEPENDENCIES = ("_pytest", "pytest", "pluggy", "iniconfig", "packaging", "py.py", "pygments")
@@ -135,6 +136,26 @@ async def fresh_side(
 def copy_of_the_project(tmp_path: Path) -> Path:
     root = tmp_path / "contract"
     shutil.copytree(CONTRACT_ROOT, root, ignore=shutil.ignore_patterns(".pytest_cache", "__pycache__"))
+    return root.resolve()
+
+
+def _git(root: Path, *arguments: str) -> None:
+    identity = ("-c", "user.name=pytest-mcp", "-c", "user.email=tests@pytest-mcp.invalid", "-c", "commit.gpgsign=false")
+    subprocess.run(["git", *identity, *arguments], cwd=root, check=True, capture_output=True)
+
+
+def project_with_a_regression(tmp_path: Path) -> Path:
+    """A copy of the culprits project in a git repository whose HEAD has gross_price right; the wrong value
+    is an edit since."""
+    root = tmp_path / "culprits"
+    shutil.copytree(CULPRITS_ROOT, root, ignore=shutil.ignore_patterns(".pytest_cache", "__pycache__", ".ran-once"))
+    price = root / "shop" / "price.py"
+    wrong = price.read_text()
+    price.write_text(wrong.replace("(1 + VAT) + 1,", "(1 + VAT),"))
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "prices right")
+    price.write_text(wrong)
     return root.resolve()
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_mcp.testing import FakeTestRunner
+from tests.answers import signature_row
 from tests.contract.conftest import Side, open_side
 from tests.contract.test_outcomes import GROUPS, SUMMARY
 
@@ -135,9 +136,12 @@ async def test_with_pytest_xdist_installed_workers_give_the_serial_runs_counts(
     }
     # Workers finish in their own order; which tests are listed is the same.
     # The reporter reads each failure's exception and crash site from the reports the workers send.
-    signatures = sorted((g["outcome"], g["phase"], str(g["exception"]), g["message"]) for g in parallel["groups"])
+    signatures = sorted(
+        (outcome, phase, str(exc), message)
+        for _, outcome, phase, exc, message, *_ in map(signature_row, parallel["groups"])
+    )
     assert signatures == sorted((outcome, phase, str(exc), message) for _, outcome, phase, exc, message, *_ in GROUPS)
-    listed = [member for group in parallel["groups"] for member in group["members"]]
+    listed = [member for group in parallel["groups"] for member in signature_row(group)[-1]]
     skipped = [
         f"tests/test_outcomes.py::{name}" for name in ("test_skipped_by_marker", "test_skips_itself", "test_xfails")
     ]

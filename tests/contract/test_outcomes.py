@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from pytest_mcp.domain.text import CAPTURE_LINES, EVIDENCE_LINES, evidence_lines, last_lines
+from tests.answers import signature_row
 from tests.contract.conftest import Side, normalized, open_side, terminal_lines
 from tests.contract.script import CONTRACT_ROOT, OUTCOMES, SELECTION
 
@@ -99,26 +101,29 @@ GROUPS = [
 async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_and_lists_no_test(side: Side) -> None:
     result = await side.result("execute_tests", {})
 
-    groups = [
-        (g["count"], g["outcome"], g["phase"], g["exception"], g["message"], g["crash"], g["members"])
-        for g in result["groups"]
-    ]
-    assert groups == GROUPS
+    assert [signature_row(g) for g in result["groups"]] == GROUPS
     assert [(r["outcome"], r["reason"], r["count"]) for r in result["reasons"]] == [
         ("skipped", "not on this platform", 1),
         ("skipped", "no network", 1),
         ("xfailed", "known bug", 1),
     ]
     assert result["tests"] == []
-    # Each group's evidence is its first member's full report, as detail='all' lists it.
+    # Each group's evidence is its first member's report as the text shows it (ADR 0020): the whole
+    # report, as detail='all' lists it, but the traceback's evidence lines and the last captured ones.
     everything = await side.result("execute_tests", {"detail": "all"})
     reports = {(t["node_id"], t["phase"]): t for t in everything["tests"]}
     for group in result["groups"]:
-        representative = group["representative"]
-        listed = reports[(representative["node_id"], representative["phase"])]
-        assert without_duration(representative) == without_duration(listed)
+        shown = group["representative"]
+        listed = reports[(shown["node_id"], shown["phase"])]
+        trimmed = {"traceback": None, "stdout": None, "stderr": None}
+        assert without_duration(shown) | trimmed == without_duration(listed) | trimmed
+        if listed["traceback"]:
+            assert shown["traceback"] == "\n".join(evidence_lines(listed["traceback"], EVIDENCE_LINES))
+        for stream in ("stdout", "stderr"):
+            if listed[stream]:
+                assert shown[stream] == "\n".join(last_lines(listed[stream], CAPTURE_LINES))
     text = result["_text"]
-    assert f"[{result['groups'][-1]['id']}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55)\n" in text
+    assert f"[{result['groups'][-1]['id']}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55); newly fails\n" in text
     assert "2 skipped (2 reasons):\n  1 not on this platform\n  1 no network" in text
 
 
@@ -188,7 +193,9 @@ async def test_show_capture_off_drops_captured_output(side: Side) -> None:
         "execute_tests", {"node_ids": [f"{OUTCOMES}::test_prints_then_fails"], "show_capture": False}
     )
 
-    assert [(g["representative"]["stdout"], g["outcome"]) for g in result["groups"]] == [(None, "failed")]
+    assert [(g["representative"]["stdout"], g["representative"]["outcome"]) for g in result["groups"]] == [
+        (None, "failed")
+    ]
     assert result["command"][1:] == [
         "-m",
         "pytest",
@@ -201,8 +208,9 @@ async def test_show_capture_off_drops_captured_output(side: Side) -> None:
 
 
 async def test_maxfail_stops_after_that_many_failures_and_says_so(side: Side) -> None:
-    # At verbosity 0 the output outgrows the tail kept (at -q it would all fit).
-    result = await side.result("execute_tests", {"maxfail": 1, "verbosity": 0})
+    # At verbosity 0 the output outgrows the tail kept (at -q it would all fit). The groups carry the
+    # failures by default, with no output tail (ADR 0020); detail='all' keeps the tail.
+    result = await side.result("execute_tests", {"maxfail": 1, "verbosity": 0, "detail": "all"})
 
     assert result["exit_code"] == 1
     assert without_duration(result["summary"]) == {
@@ -214,7 +222,7 @@ async def test_maxfail_stops_after_that_many_failures_and_says_so(side: Side) ->
         "xpassed": 0,
         "errors": 0,
     }
-    assert [g["members"] for g in result["groups"]] == [[f"{OUTCOMES}::test_fails"]]
+    assert [signature_row(g)[-1] for g in result["groups"]] == [[f"{OUTCOMES}::test_fails"]]
     # The output is longer than the tail kept, and the failure is listed in `tests`: the tail starts
     # at pytest's short test summary instead of repeating the failure's section.
     assert result["text_output"].startswith("[... ")
@@ -264,7 +272,7 @@ async def test_a_passing_run_with_detail_all_keeps_pytests_progress_and_summary_
 
 
 async def test_the_short_test_summary_is_pytests_trimmed_to_80_columns(side: Side) -> None:
-    result = await side.result("execute_tests", {})
+    result = await side.result("execute_tests", {"detail": "all"})
 
     assert terminal_lines(result["text_output"], start="= short test summary info") == [
         "= short test summary info",

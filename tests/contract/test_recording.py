@@ -37,8 +37,9 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_recording_is_versioned_json_with_one_entry_per_test_and_no_absolute_root(recording: Path) -> None:
     document = json.loads(recording.read_text())
 
-    assert (document["format"], document["version"]) == ("pytest-mcp-recording", 2)
-    assert set(document) == {"format", "version", "tests", "collection_errors"}
+    assert (document["format"], document["version"]) == ("pytest-mcp-recording", 3)
+    assert set(document) == {"format", "version", "tests", "collection_errors", "functions"}
+    assert document["functions"] == {}  # a recording holds no second pass's spectrum
     assert str(FIXTURES) not in recording.read_text()
     assert len(document["tests"]) == 17
     assert document["collection_errors"] == []
@@ -59,7 +60,10 @@ def test_the_recording_is_versioned_json_with_one_entry_per_test_and_no_absolute
         "stdout",
         "stderr",
         "line",
+        "runs",
+        "flaky",
     }
+    assert (teardown["runs"], teardown["flaky"]) == ([], False)
 
 
 async def answers(client: Client) -> list[object]:

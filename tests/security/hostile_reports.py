@@ -3,7 +3,8 @@
 Each payload, if a renderer ever treated it as HTML (or followed it as a link), would run HOOK:
 post a `pwned` message to the page's host and set `window.__pwned`. The payloads sit where a test
 report carries text of the project's choosing: node ids (parameter ids), assertion messages,
-captured stdout and stderr, skip reasons, and a collection error's message.
+captured stdout and stderr, skip reasons, a collection error's message, and, where culprits are
+named, a culprit's file (HELPER, a module loaded by path) and its symptoms' messages.
 """
 
 from __future__ import annotations
@@ -18,12 +19,30 @@ PAYLOADS = {
     "style-close": f"</style><script>{HOOK}</script><style>",
 }
 
+HELPER = f"{PAYLOADS['img-onerror']}.py"
+"""A module whose file name is a payload, with one wrong value: the culprit of eight symptoms."""
+
 TESTS = f"""
+import importlib.util
+import pathlib
 import sys
 
 import pytest
 
 PAYLOADS = {list(PAYLOADS.values())!r}
+_SPEC = importlib.util.spec_from_file_location("hostile_price", pathlib.Path(__file__).with_name({HELPER!r}))
+hostile_price = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(hostile_price)
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=list("abcd"))
+def test_price_here(payload):
+    assert hostile_price.price() == 1, payload
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=list("abcd"))
+def test_price_there(payload):
+    assert hostile_price.price() == 1, payload
 
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=PAYLOADS)
@@ -56,6 +75,7 @@ def write_hostile_project(root: Path, *, collection_error: bool = False) -> Path
     root.mkdir(parents=True, exist_ok=True)
     (root / "pytest.ini").write_text("[pytest]\n")
     (root / "test_hostile.py").write_text(TESTS)
+    (root / HELPER).write_text("def price():\n    return 2\n")
     if collection_error:
         (root / "test_hostile_import.py").write_text(BROKEN)
     return root

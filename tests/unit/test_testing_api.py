@@ -30,7 +30,7 @@ EXPECTED_ALL = [
     "connect",
 ]
 # The TestRunner port's methods are what the server calls, not what a user scripts with.
-PORT_METHODS = {"run", "collect"}
+PORT_METHODS = {"run", "collect", "localize"}
 RUNNER_API = sorted(
     name
     for name, value in vars(testing.FakeTestRunner).items()

@@ -187,8 +187,8 @@ def test_a_recording_round_trips(tmp_path: Path) -> None:
         ([], "a recording is a JSON object, not list"),
         ({"format": "junit"}, "format: expected 'pytest-mcp-recording', got 'junit'"),
         (
-            {"format": RECORDING_FORMAT, "version": 3},
-            "version: this pytest-mcp reads version 1 and 2 recordings, not 3",
+            {"format": RECORDING_FORMAT, "version": 4},
+            "version: this pytest-mcp reads version 1 to 3 recordings, not 4",
         ),
         ({"format": RECORDING_FORMAT, "version": 1, "root": "/p", "tests": [], "when": 1}, "when: unknown field"),
         ({"format": RECORDING_FORMAT, "version": 1, "tests": []}, "root: must be the recorded project's root"),

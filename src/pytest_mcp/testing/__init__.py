@@ -17,9 +17,15 @@ connect(runner=None, root=None, python=None, mode="legacy", *, timeout=None, max
     Async context manager: a client connected to the server. One root for server and runner.
 FakeTestRunner(tests=(), *, root=None, plugins=())
     .script(node_id, outcome="passed", message=None, traceback=None, duration=0.0, markers=(),
-            stdout=None, *, stderr=None, line=None, phase=None, crash=None)
+            stdout=None, *, stderr=None, line=None, phase=None, crash=None,
+            runs=(), flaky=False)
         add or replace a test; `crash` ("src/cart.py:12") is where a failure happens, which its
         failure group's id is made of: script the site a real run names to get the real id
+        `runs`: the project functions it runs ("shop/price.py::gross_price"),
+        from which the server names culprits; `flaky`: a failure that passes when repeated
+    .trace(node_id, *functions), .define(function, lines), .change(*functions)
+        the functions a test runs; where one is ("10-11"); an edit since git's HEAD or the last
+        run. With none scripted, `localization.reason` says how to script them
     .fail_with(kind, message=None, *, node_id=None, signal=None, line=None, on=None, times=None)
         a timeout, crash or collection error scoped to a test or module fires whenever it is
         selected, until cleared; unscoped, on the next call
@@ -33,7 +39,7 @@ FakeTestRunner(tests=(), *, root=None, plugins=())
     .leave_running(*commands, node_id=None)        processes a test leaves, reported as stopped
     .hold(after=0, *, collecting=False), .release()
         runs that outlast the call (detached runs): held after `after` tests, or still collecting
-    .localize(spec)       the second pass after a failing run (ADR 0020), which the server calls
+    .localize(spec)       the second pass after a failing run (ADR 0020), played back; the server calls it
     .from_dict(script, *, root=None), .from_recording(source), .to_recording()
     .calls, .tests, .root                          what it was asked; what it plays; its root
 ScriptedTest           one scripted test (a frozen pydantic model)

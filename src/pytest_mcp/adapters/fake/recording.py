@@ -1,10 +1,12 @@
 """Recordings: one real run kept as a FakeTestRunner script (`pytest-mcp record`), and read back.
 
-The format is versioned JSON. Version 2: `{"format": "pytest-mcp-recording", "version": 2,
-"tests": [ScriptedTest, ...], "collection_errors": [{"node_id", "message", "traceback"}, ...]}`.
+The format is versioned JSON. Version 3: `{"format": "pytest-mcp-recording", "version": 3,
+"tests": [ScriptedTest, ...], "collection_errors": [{"node_id", "message", "traceback"}, ...],
+"functions": {"shop/price.py::gross_price": {"lines": "4-9", "changed": true}, ...}}`, a test's
+`runs` naming the functions it runs (what a second pass records). Version 2 had no `functions`.
 Paths are relative to the project's root, and wherever a text named the root itself (an
 ImportError's module path, a fixture error's file), it says `<root>`, which a replay fills in with
-its own root. Version 1 (`root` given, no collection errors) is still read.
+its own root. Versions 1 (`root` given, no collection errors) and 2 are still read.
 """
 
 from __future__ import annotations
@@ -29,17 +31,24 @@ from pytest_mcp.ports.presenter import ResultPresenter
 Result = RunResult | DiscoveryResult
 
 RECORDING_FORMAT = "pytest-mcp-recording"
-RECORDING_VERSION = 2
-_FIELDS = {1: ("format", "version", "root", "tests"), 2: ("format", "version", "tests", "collection_errors")}
+RECORDING_VERSION = 3
+_FIELDS = {
+    1: ("format", "version", "root", "tests"),
+    2: ("format", "version", "tests", "collection_errors"),
+    3: ("format", "version", "tests", "collection_errors", "functions"),
+}
 _TEXTS = ("message", "traceback", "stdout", "stderr")
 
 
 @dataclass(frozen=True)
 class Recording:
-    """What a recording holds: the tests, in run order, and the modules that could not be imported."""
+    """What a recording holds: the tests, in run order, the modules that could not be imported, and the
+    functions the tests run (their lines, whether they changed), as `where` (its path) names it."""
 
     tests: list[ScriptedTest]
     collection_errors: list[CollectionError]
+    functions: Mapping[str, Any]
+    where: str
 
 
 def _unrooted(text: Any, root: str | None) -> Any:
@@ -50,9 +59,14 @@ def _unrooted(text: Any, root: str | None) -> Any:
 
 
 def recording_document(
-    tests: Iterable[ScriptedTest], collection_errors: Iterable[CollectionError] = (), *, root: str | None = None
+    tests: Iterable[ScriptedTest],
+    collection_errors: Iterable[CollectionError] = (),
+    functions: Mapping[str, Any] | None = None,
+    *,
+    root: str | None = None,
 ) -> dict[str, Any]:
-    """A recording in its JSON shape: versioned, one entry per test and per collection error."""
+    """A recording in its JSON shape: versioned, one entry per test, per collection error and per
+    function with lines or a change."""
     entries = []
     for test in tests:
         # A recorded traceback names its crash site; `crash` is for scripts, and older readers forbid it.
@@ -66,6 +80,7 @@ def recording_document(
             {"node_id": e.node_id, "message": _unrooted(e.message, root), "traceback": _unrooted(e.traceback, root)}
             for e in collection_errors
         ],
+        "functions": dict(functions or {}),
     }
 
 
@@ -73,7 +88,7 @@ def read_recording(source: str | PathLike[str] | Mapping[str, Any]) -> Recording
     """The tests and collection errors of a recording: a path to its JSON file, or the loaded JSON.
 
     Raises FileNotFoundError for a missing file and ScriptError, naming the field, for anything
-    that is not a version 1 or 2 pytest-mcp recording.
+    that is not a version 1, 2 or 3 pytest-mcp recording.
     """
     document: Any
     if isinstance(source, Mapping):
@@ -113,7 +128,7 @@ def _parse(document: Any, where: str) -> Recording:
     version = document.get("version")
     if version not in _FIELDS or isinstance(version, bool):
         raise ScriptError(
-            f"{where}: version: this pytest-mcp reads version 1 and {RECORDING_VERSION} recordings, not {version!r}"
+            f"{where}: version: this pytest-mcp reads version 1 to {RECORDING_VERSION} recordings, not {version!r}"
         )
     unknown = sorted(set(document) - set(_FIELDS[version]))
     if unknown:
@@ -150,7 +165,10 @@ def _parse(document: Any, where: str) -> Recording:
             problems.append(f"collection_errors[{index}]: {str(exc).splitlines()[0]}")
     if problems:
         raise ScriptError(f"{where}: " + "; ".join(problems))
-    return Recording(tests, collection_errors)
+    functions = document.get("functions", {})
+    if not isinstance(functions, Mapping):
+        raise ScriptError(f"{where}: functions: must be an object of function key to its fields, got {functions!r}")
+    return Recording(tests, collection_errors, functions, where)
 
 
 class DomainResults(ResultPresenter[Result]):

@@ -28,12 +28,14 @@ from pytest_mcp.adapters.fake.script import (
     LeftRunning,
     ScriptedTest,
     ScriptError,
+    checked_function,
     checked_plugins,
     checked_root,
     checked_tests,
     scripted,
     tests_from_dict,
 )
+from pytest_mcp.adapters.fake.spectrum import ScriptedCode, second_pass
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
 from pytest_mcp.domain.environment import ProcessContainment
@@ -76,6 +78,10 @@ class FakeTestRunner(TestRunner):
       `check_environment` reports the same environment.
     - **Text.** `text_output` and the output tails in error data are rendered the way pytest
       prints them on an 80-column terminal outside CI, at the default verbosity or `-q`.
+    - **Culprits.** After a run with failures the server runs a second pass (`localize`): the fake
+      plays it back from each test's `runs` (the project functions it runs), `define`d line ranges,
+      `change`d functions and `flaky` tests, and the domain ranks them into `culprits`, causes and
+      labels exactly as it ranks a real pass's recording.
 
     `fail_with(kind, node_id=...)` makes every call that selects that test (or collects that
     module) end the way a real `kind` failure ends, until `clear_failures()`; without a
@@ -105,6 +111,7 @@ class FakeTestRunner(TestRunner):
         self._affected = AffectedData()
         self._hold = RunHold()
         self._left_running = LeftRunning()
+        self._code = ScriptedCode()
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
         self._tests.update((test.node_id, test) for test in checked_tests(tests))
@@ -114,14 +121,23 @@ class FakeTestRunner(TestRunner):
 
     @classmethod
     def from_dict(
-        cls, script: Mapping[str, str | Mapping[str, Any]], *, root: str | PathLike[str] | None = None
+        cls,
+        script: Mapping[str, str | Mapping[str, Any]],
+        *,
+        root: str | PathLike[str] | None = None,
+        functions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Self:
         """Build from `{node_id: outcome}` or `{node_id: {"outcome": ..., "message": ..., ...}}`.
 
-        The values take the keyword arguments of `script()`. Raises ScriptError naming the
-        node id and field of every problem.
+        The values take the keyword arguments of `script()` (`runs`, `flaky` included). `functions`
+        are `{"shop/price.py::gross_price": {"lines": "4-9", "changed": True}}`: `define` and `change`
+        for functions the tests run. Raises ScriptError naming the node id (or function) and field of
+        every problem.
         """
-        return cls(tests_from_dict(script), root=root)
+        runner = cls(tests_from_dict(script), root=root)
+        if functions is not None:
+            runner._code.read(functions, runner.tests, "functions")
+        return runner
 
     @classmethod
     def from_recording(cls, source: str | PathLike[str] | Mapping[str, Any]) -> Self:
@@ -133,6 +149,7 @@ class FakeTestRunner(TestRunner):
         """
         recording = read_recording(source)
         runner = cls(recording.tests)
+        runner._code.read(recording.functions, runner.tests, f"{recording.where}: functions")
         for error in recording.collection_errors:
             failure = ScriptedFailure(
                 "collection_error", error.message, error.node_id, times=None, traceback=error.traceback
@@ -147,7 +164,7 @@ class FakeTestRunner(TestRunner):
             collection_error(module, failure, ROOT_MARK)  # its texts keep `<root>`
             for module, failure in self._failures.broken_modules()
         ]
-        return recording_document(self._tests.values(), errors, root=self._root_text)
+        return recording_document(self._tests.values(), errors, self._code.document(), root=self._root_text)
 
     def script(
         self,
@@ -163,6 +180,8 @@ class FakeTestRunner(TestRunner):
         line: int | None = None,
         phase: Phase | None = None,
         crash: str | None = None,
+        runs: Iterable[str] = (),
+        flaky: bool = False,
     ) -> Self:
         """Add a scripted test, or replace the one with this node id in place; returns the runner.
 
@@ -170,14 +189,20 @@ class FakeTestRunner(TestRunner):
         happens, the deepest project frame the real runner names (default: `line`). Its group's id is
         made of it: scripted with the site a real run reports, a failure gets the real run's id.
 
+        `runs` are the project functions the test runs, each `file::qualified name`
+        (`["shop/price.py::gross_price", "shop/cart.py::Cart.total"]`): what a second pass records
+        for it, from which the server names culprits. A failing test that is `flaky` passes when that
+        pass repeats it, and its group counts it as flaky.
+
         Raises ScriptError naming the argument when a value is impossible: a node id without a file
         and a name, an unknown outcome, a phase the outcome cannot happen in, a negative duration,
-        markers given as one string, a crash site that is not `path.py:line`, of an outcome without
-        one or beside a traceback. `<root>` in a text stands for the root.
+        markers or runs given as one string, a crash site that is not `path.py:line`, of an outcome
+        without one or beside a traceback, a function that is not `file::name`, a passing test that
+        is flaky. `<root>` in a text stands for the root.
         """
         fields: dict[str, object] = {"node_id": node_id, "outcome": outcome, "message": message}
         fields |= {"traceback": traceback, "duration": duration, "markers": markers, "stdout": stdout}
-        fields |= {"stderr": stderr, "line": line, "phase": phase, "crash": crash}
+        fields |= {"stderr": stderr, "line": line, "phase": phase, "crash": crash, "runs": runs, "flaky": flaky}
         try:
             self._tests[node_id] = scripted(fields, "")
         except ScriptError as exc:
@@ -252,6 +277,33 @@ class FakeTestRunner(TestRunner):
         affected run runs what an edit named since, new tests and last time's failures (the first
         runs everything), by testmon's rules. ScriptError names an argument that names nothing."""
         self._affected.edit(affects, self.tests, files)
+        return self
+
+    def trace(self, node_id: str, *functions: str) -> Self:
+        """The project functions the scripted test `node_id` runs (none: it runs none), replacing its `runs`:
+        for tests that came from `from_dict` or a recording. Returns the runner."""
+        test = self._tests.get(node_id) if isinstance(node_id, str) else None
+        if test is None:
+            raise ScriptError(f"node_id: {node_id!r} is not a scripted test")
+        for index, function in enumerate(functions):
+            try:
+                checked_function(function)
+            except ValueError as exc:
+                raise ScriptError(f"functions[{index}]: {exc}") from None
+        self._tests[node_id] = test.model_copy(update={"runs": tuple(dict.fromkeys(functions))})
+        return self
+
+    def define(self, function: str, lines: str | int | tuple[int, int]) -> Self:
+        """Where a function the tests run is: its line range (`"4-9"`, `4` or `(4, 9)`), as a culprit names
+        it (`shop/price.py::gross_price (lines 4-9)`); line 1 until defined. Returns the runner."""
+        self._code.define(function, lines, self.tests)
+        return self
+
+    def change(self, *functions: str) -> Self:
+        """An edit of these functions: the next run reads them as changed since git's HEAD (or since the
+        last run that saw them), which puts them first among culprits; the run after, not, unless changed
+        again. Each must be one a scripted test runs. Returns the runner."""
+        self._code.change(functions, self.tests)
         return self
 
     def install(self, *distributions: str) -> Self:
@@ -437,9 +489,10 @@ class FakeTestRunner(TestRunner):
         )
 
     async def localize(self, spec: LocalizeSpec) -> Spectrum | str:
-        """The second pass after a failing run (ADR 0020), which the server calls: this runner repeats
-        no test, so the answer names no culprit and says why."""
-        return "the fake runner repeats no test"
+        """The second pass, played back from the script (see `script`'s `runs`, `define`, `change`); it is
+        not a call, so `calls` does not list it."""
+        kills = [failure for failure in self._failures.scoped("run") if failure.kills]
+        return second_pass(spec, self.tests, self._code, kills)
 
     # -- inside a call ----------------------------------------------------------------------------
 

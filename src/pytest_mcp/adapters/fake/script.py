@@ -55,6 +55,8 @@ class ScriptedTest(BaseModel):
     in the project's own code, as the real runner reads it: the assertion's line, a helper's, a
     fixture's); without it, the test's own `line`. A failure group's id is made of it (ADR 0014),
     so script the line a real run names to get the real run's group id.
+    `runs` are the project functions the test runs (`shop/price.py::gross_price`), what a second
+    pass records for it; a failing test that is `flaky` passes when that pass repeats it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -70,6 +72,8 @@ class ScriptedTest(BaseModel):
     line: int | None = Field(default=None, ge=1)
     phase: Phase | None = None
     crash: str | None = None
+    runs: tuple[str, ...] = ()
+    flaky: bool = False
 
     @field_validator("node_id")
     @classmethod
@@ -95,6 +99,19 @@ class ScriptedTest(BaseModel):
             for index, name in enumerate(value):
                 if not isinstance(name, str) or not name.isidentifier():
                     raise ValueError(f"[{index}] {name!r} is not a marker name (a Python identifier, like 'slow')")
+        return value
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _function_keys(cls, value: Any) -> Any:
+        return checked_functions(value)
+
+    @field_validator("flaky")
+    @classmethod
+    def _only_a_failure_is_flaky(cls, value: bool, info: ValidationInfo) -> bool:
+        outcome = info.data.get("outcome")
+        if value and outcome is not None and outcome not in ("failed", "error"):
+            raise ValueError(f"only a failing test (outcome 'failed' or 'error') passes when repeated, not {outcome!r}")
         return value
 
     @field_validator("phase")
@@ -176,6 +193,37 @@ class ScriptedTest(BaseModel):
             passed = ReportedTest(node_id=self.node_id, outcome="passed", phase="call", location=report.location)
             return [passed, report]
         return [report]
+
+
+_FUNCTION_KEY = re.compile(r"[^:\s]+\.py::[A-Za-z_]\w*(\.(<locals>|[A-Za-z_]\w*))*")
+
+
+def checked_function(value: object) -> str:
+    """A project function's key, `file::qualified name` (what a culprit names); ValueError saying why not."""
+    if not isinstance(value, str):
+        raise ValueError(f"must be a function's key as a string, not {type(value).__name__}")
+    path = value.split("::", 1)[0]
+    if not _FUNCTION_KEY.fullmatch(value) or path.startswith(("/", "-")) or ".." in path.split("/"):
+        raise ValueError(
+            f"{value!r} is not a function's key: its file relative to the root, `::` and its qualified name, "
+            "like 'shop/price.py::gross_price' or 'shop/cart.py::Cart.total'"
+        )
+    return value
+
+
+def checked_functions(value: Any) -> Any:
+    """`runs`: a list of function keys (a string alone is refused: it is one key, not a list)."""
+    if isinstance(value, str):
+        raise ValueError(f"must be a list of function keys, not the string {value!r}; write [{value!r}]")
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        value = tuple(value)
+        for index, key in enumerate(value):
+            try:
+                checked_function(key)
+            except ValueError as exc:
+                raise ValueError(f"[{index}] {exc}") from None
+        return tuple(dict.fromkeys(value))
+    return value
 
 
 def _synthetic_traceback(test: ScriptedTest, message: str) -> str:

@@ -1,0 +1,218 @@
+"""The fake's second pass: the project functions scripted tests run, where they are, what changed.
+
+A real second pass repeats the failing tests, then the rest of their modules, and records the
+functions each one entered (ADR 0020). The fake plays that back from the script: each test's
+`runs`, each function's lines (`define`) and edits (`change`). Digests stand for the code: an
+edit gives a function a new one, so it reads as changed since git's HEAD, or since the last run
+that saw it, exactly as the real side's digests of its syntax tree do. The domain ranks them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pytest_mcp.adapters.fake.failures import ScriptedFailure
+from pytest_mcp.adapters.fake.script import ScriptedTest, ScriptError, checked_function
+from pytest_mcp.adapters.fake.selection import UsageError, deselect
+from pytest_mcp.domain.localization import CodeFunction, Spectrum, Trace, TraceOutcome, is_test_code
+from pytest_mcp.domain.runs import LocalizeSpec
+
+RECORDER = "fake"
+"""What the fake's localization note names as its recorder (the real side: sys.monitoring or sys.setprofile)."""
+NOTHING_SCRIPTED = (
+    "the fake runner was told no function a test runs: script(..., runs=['shop/price.py::gross_price']) "
+    "or trace(node_id, 'shop/price.py::gross_price') scripts them"
+)
+"""The localization's reason when no scripted test runs a function: how to script them."""
+_TRACED: Mapping[str, TraceOutcome] = {
+    "passed": "passed",
+    "xpassed": "passed",
+    "failed": "failed",
+    "error": "failed",
+    "skipped": "skipped",  # a skip or an xfail says nothing of the code
+    "xfailed": "skipped",
+}
+
+
+def checked_lines(value: object) -> tuple[int, int]:
+    """A function's line range from `"12-19"`, `12` or `(12, 19)`; ValueError saying why not."""
+    first: object
+    last: object
+    if isinstance(value, str):
+        first_text, _, last_text = value.partition("-")
+        if not first_text.strip().isdigit() or (last_text and not last_text.strip().isdigit()):
+            raise ValueError(f"{value!r} is not a line range like '12-19' or '12'")
+        first, last = int(first_text), int(last_text or first_text)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        first = last = value
+    elif isinstance(value, Sequence) and len(value) == 2:
+        first, last = value
+    else:
+        raise ValueError(f"must be a line range like '12-19', a line, or (first, last); got {value!r}")
+    if isinstance(first, bool) or isinstance(last, bool) or not isinstance(first, int) or not isinstance(last, int):
+        raise ValueError(f"must be line numbers, got {value!r}")
+    if first < 1 or last < first:
+        raise ValueError(f"{value!r} is not a range of lines from 1 on, the first no later than the last")
+    return first, last
+
+
+class ScriptedCode:
+    """The project's functions as scripted: each one's line range, and how often it was edited since git's HEAD."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, tuple[int, int]] = {}
+        self.edits: dict[str, int] = {}
+
+    def define(self, function: object, lines: object, tests: Iterable[ScriptedTest]) -> None:
+        key = _known(function, "function", tests)
+        try:
+            self.lines[key] = checked_lines(lines)
+        except ValueError as exc:
+            raise ScriptError(f"lines: {exc}") from None
+
+    def change(self, functions: Sequence[object], tests: Iterable[ScriptedTest]) -> None:
+        tests = list(tests)
+        keys = [_known(function, f"functions[{index}]", tests) for index, function in enumerate(functions)]
+        for key in keys:
+            self.edits[key] = self.edits.get(key, 0) + 1
+
+    def document(self) -> dict[str, dict[str, Any]]:
+        """`{key: {"lines": "12-19", "changed": true}}` for each defined or changed function, as scripts and
+        recordings hold them."""
+        entries: dict[str, dict[str, Any]] = {}
+        for key in dict.fromkeys([*self.lines, *self.edits]):
+            entry: dict[str, Any] = {}
+            if key in self.lines:
+                first, last = self.lines[key]
+                entry["lines"] = f"{first}-{last}" if last > first else str(first)
+            if self.edits.get(key):
+                entry["changed"] = True
+            entries[key] = entry
+        return entries
+
+    def read(self, document: object, tests: Iterable[ScriptedTest], where: str) -> None:
+        """Take `document` (the shape `document()` writes); ScriptError naming each bad field under `where`."""
+        if not isinstance(document, Mapping):
+            raise ScriptError(f"{where}: must be a mapping of function key to fields, not {type(document).__name__}")
+        tests = list(tests)
+        problems = []
+        for key, fields in document.items():
+            place = f"{where}[{key!r}]"
+            if not isinstance(fields, Mapping):
+                problems.append(f"{place}: must be a mapping with 'lines' and 'changed', not {fields!r}")
+                continue
+            unknown = sorted(set(fields) - {"lines", "changed"})
+            if unknown:
+                problems.append(f"{place}.{unknown[0]}: unknown field; the fields are lines, changed")
+                continue
+            try:
+                function = _known(key, place, tests)
+                lines = checked_lines(fields["lines"]) if "lines" in fields else None
+            except ValueError as exc:  # ScriptError is one
+                problems.append(str(exc) if isinstance(exc, ScriptError) else f"{place}.lines: {exc}")
+                continue
+            changed = fields.get("changed", False)
+            if not isinstance(changed, bool):
+                problems.append(f"{place}.changed: must be true or false, not {changed!r}")
+                continue
+            if lines is not None:
+                self.lines[function] = lines
+            if changed:
+                self.edits[function] = self.edits.get(function, 0) + 1
+        if problems:
+            raise ScriptError("; ".join(problems))
+
+    def function(self, key: str, test_modules: Iterable[str]) -> CodeFunction:
+        """The function as a real pass reads it: its lines, and (project code only) its digest now and at HEAD."""
+        file, name = key.split("::", 1)
+        first, last = self.lines.get(key, (1, 1))
+        if is_test_code(file, test_modules):
+            return CodeFunction(file=file, name=name, first=first, last=last)
+        return CodeFunction(
+            file=file,
+            name=name,
+            first=first,
+            last=last,
+            digest=_digest(key, self.edits.get(key, 0)),
+            head=_digest(key, 0),
+            at_head=True,
+        )
+
+
+def _digest(key: str, edits: int) -> str:
+    return hashlib.sha256(f"{key}\x1f{edits}".encode()).hexdigest()[:16]
+
+
+def _known(function: object, where: str, tests: Iterable[ScriptedTest]) -> str:
+    """A function key that some scripted test runs; ScriptError naming `where` otherwise."""
+    try:
+        key = checked_function(function)
+    except ValueError as exc:
+        raise ScriptError(f"{where}: {exc}") from None
+    if not any(key in test.runs for test in tests):
+        raise ScriptError(
+            f"{where}: no scripted test runs {key!r}; script the tests that do first, with runs=[{key!r}]"
+        )
+    return key
+
+
+def _killed_before_a_test(failure: ScriptedFailure, seconds: float) -> str:
+    """The real runner's words for a pass that recorded nothing: its time spent, or the signal's exit code."""
+    if failure.kind == "timeout":
+        return f"the second pass's {seconds:.1f}s were spent before a test was repeated"
+    code = -signal.Signals[failure.signal or "SIGSEGV"].value
+    return f"the second pass ended with exit code {code} before a test was repeated"
+
+
+def second_pass(
+    spec: LocalizeSpec, tests: Sequence[ScriptedTest], code: ScriptedCode, kills: Sequence[ScriptedFailure]
+) -> Spectrum | str:
+    """What a second pass records: the failing tests again (a flaky one passes), then the rest of their
+    modules' tests (those `-k`/`-m` keep), each with the functions it runs, until the scripted durations
+    spend `spec.seconds`; a test scripted to hang or crash stops the pass there, as a real one's would."""
+    if not any(test.runs for test in tests):
+        return NOTHING_SCRIPTED
+    by_id = {test.node_id: test for test in tests}
+    failing = [by_id[node_id] for node_id in spec.failing if node_id in by_id]
+    repeated = {test.node_id for test in failing}
+    try:
+        rest = deselect(
+            [test for module in spec.modules for test in tests if test.file == module and test.node_id not in repeated],
+            spec.run.markers,
+            spec.run.keywords,
+        )
+    except UsageError:  # pragma: no cover - the run that came first refused the same expression
+        rest = []
+    ordered = [*failing, *rest]
+    test_modules = tuple(sorted({test.file for test in ordered}))
+    functions: dict[str, int] = {}
+    traces: list[Trace] = []
+    spent = 0.0
+    stopped: str | None = None
+    for position, test in enumerate(ordered):
+        striking = next((failure for failure in kills if failure.strikes(test, ordered[0])), None)
+        if striking is not None:  # the pass is killed: what it wrote before stays, its end line never comes
+            if not traces:
+                return _killed_before_a_test(striking, spec.seconds)
+            stopped = "stopped before it finished"
+            spent = spec.seconds if striking.kind == "timeout" else spent
+            break
+        again = test.node_id in repeated
+        outcome = ("passed" if test.flaky else "failed") if again else _TRACED[test.outcome]
+        ids = tuple(functions.setdefault(key, len(functions)) for key in test.runs)
+        traces.append(Trace(node_id=test.node_id, outcome=outcome, functions=tuple(sorted(ids))))
+        spent += test.duration
+        if spent > spec.seconds and position + 1 < len(ordered):
+            stopped = "deadline"
+            break
+    return Spectrum(
+        functions=tuple(code.function(key, test_modules) for key in functions),
+        tests=tuple(traces),
+        test_modules=test_modules,
+        recorder=RECORDER,
+        stopped=stopped,
+        seconds=round(spent, 6),
+    )
