@@ -123,7 +123,8 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
             if listed[stream]:
                 assert shown[stream] == "\n".join(last_lines(listed[stream], CAPTURE_LINES))
     text = result["_text"]
-    assert f"[{result['groups'][-1]['id']}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55); newly fails\n" in text
+    last = result["groups"][-1]["id"]
+    assert f"[{last}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55); newly fails\n" in text
     assert "2 skipped (2 reasons):\n  1 not on this platform\n  1 no network" in text
 
 
