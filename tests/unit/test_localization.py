@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pytest_mcp.domain.causes import unambiguous
 from pytest_mcp.domain.history import History, since, updated
 from pytest_mcp.domain.localization import CodeFunction, Localization, Spectrum, Trace, is_test_code
@@ -242,3 +244,30 @@ def test_a_second_pass_repeats_a_few_failures_of_each_symptom_in_turn() -> None:
     many = {f"g{i}": [f"t.py::f{i}[{j}]" for j in range(20)] for i in range(30)}
     assert len(repeated(many)) == REPEATED_AT_MOST
     assert {node_id.split("[")[0] for node_id in repeated(many)} == {f"t.py::f{i}" for i in range(30)}
+
+
+@pytest.mark.anyio
+async def test_the_second_pass_collects_the_failing_modules_in_the_order_the_run_reached_them(tmp_path: object) -> None:
+    # A src-layout project may import its package through the first module pytest collects (a doctest
+    # module): the largest symptom's module first would fail to import it (humanize did).
+    from pathlib import Path
+
+    from pytest_mcp.domain.causes import NameCauses
+    from pytest_mcp.domain.requests import RequestPolicy
+    from pytest_mcp.domain.runs import LocalizeSpec
+
+    asked: list[LocalizeSpec] = []
+
+    class Runner:
+        async def localize(self, spec: LocalizeSpec) -> str:
+            asked.append(spec)
+            return "recorded nothing"
+
+    doctest = ReportedTest(node_id="src/pkg/mod.py::pkg.mod.f", outcome="failed", phase="call", message="x")
+    many = [_failure(f"tests/test_a.py::test_t[{i}]") for i in range(5)]
+    causes = NameCauses(Runner(), RequestPolicy(root=Path(str(tmp_path))))  # type: ignore[arg-type]
+
+    await causes(RunSpec(), 10.0, [doctest, *many], None)
+
+    assert asked[0].modules == ("src/pkg/mod.py", "tests/test_a.py")
+    assert asked[0].failing[0] == "tests/test_a.py::test_t[0]"  # the largest symptom's first, in turn

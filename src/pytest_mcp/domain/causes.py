@@ -74,7 +74,9 @@ class NameCauses:
         if failing and self._policy.localize > 0 and seconds <= 0:
             spectrum = f"the run took {duration:.1f}s, which leaves a second pass no time"
         elif failing and self._policy.localize > 0:
-            modules = tuple(dict.fromkeys(node_id.split("::", 1)[0] for node_id in failing))
+            # In the order the run reached them: a src-layout project may import its package through
+            # the first module pytest collects (a doctest module), before its tests' modules need it.
+            modules = tuple(dict.fromkeys(test.node_id.split("::", 1)[0] for test in reports if test.is_failure))
             spectrum = await self._runner.localize(
                 LocalizeSpec(run=spec, failing=repeated(symptoms), modules=modules, seconds=seconds)
             )
