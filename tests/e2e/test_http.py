@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from pytest_mcp import __version__
-from tests.answers import TOOLS, call_error
+from tests.answers import TOOLS, call_error, signature_row
 from tests.e2e.e2e_support import (
     MARKER_ENV,
     assert_all_gone,
@@ -67,7 +67,9 @@ async def test_results_over_http_are_exact(tmp_path: Path, transport_args: tuple
 
     assert tools == TOOLS
     assert {k: run["summary"][k] for k in expected} == expected
-    assert [g["members"] for g in run["groups"] if g["outcome"] == "failed"] == [["test_mixed.py::test_fails"]]
+    assert [row[-1] for row in map(signature_row, run["groups"]) if row[1] == "failed"] == [
+        ["test_mixed.py::test_fails"]
+    ]
     assert discovered["total"] == 3
     assert invalid.code == -32602
 

@@ -15,7 +15,7 @@ from mcp import Client
 
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
-from tests.answers import tool_error
+from tests.answers import signature_row, tool_error
 from tests.e2e.e2e_support import pytest_oracle
 
 pytestmark = pytest.mark.anyio
@@ -84,5 +84,5 @@ async def test_counts_stay_pytests_whatever_the_addopts(tmp_path: Path, addopts:
     answer = (await call(root, {})).structured_content
 
     assert {key: answer["summary"][key] for key in expected} == expected
-    listed = [member for group in answer["groups"] for member in group["members"]]
+    listed = [member for group in answer["groups"] for member in signature_row(group)[-1]]
     assert listed == (["test_ao.py::test_a"] if addopts == "-x" else ["test_ao.py::test_a", "test_ao.py::test_c"])

@@ -13,7 +13,7 @@ from mcp import Client
 
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
-from tests.answers import call_error, complete
+from tests.answers import call_error, complete, signature_row
 from tests.integration.oracle import pytest_says
 
 pytestmark = pytest.mark.anyio
@@ -110,7 +110,9 @@ async def test_workers_give_the_same_counts_as_a_serial_run(tmp_path: Path, plug
 
     assert counts(parallel["summary"]) == counts(serial["summary"])
     assert parallel["summary"]["total"] == serial["summary"]["total"] == 42
-    assert [member for group in parallel["groups"] for member in group["members"]] == ["test_math.py::test_broken"]
+    assert [member for group in parallel["groups"] for member in signature_row(group)[-1]] == [
+        "test_math.py::test_broken"
+    ]
     assert "--numprocesses=2" in parallel["command"]
     oracle = pytest_says(plugin_python, root, ["-n", "2"]).counts
     assert counts(parallel["summary"]) == {key: oracle.get(key, 0) for key in COUNT_KEYS}
