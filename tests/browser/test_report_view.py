@@ -20,6 +20,7 @@ from mcp_types import CallToolResult
 from pytest_mcp.adapters.mcp.report_view import VIEW_URI
 from pytest_mcp.domain.models import AffectedRun
 from pytest_mcp.testing import FakeTestRunner, connect
+from tests.answers import signature_row
 from tests.browser.conftest import HARNESS, ReportPage
 from tests.contract.conftest import project_with_a_regression
 from tests.security.hostile_reports import HELPER, HOOK, PAYLOADS, write_hostile_project
@@ -187,8 +188,8 @@ async def test_three_failures_show_each_group_its_evidence_and_the_assertion_dif
     assert page.counts() == {"failed": 3, "passed": 2, "skipped": 1, "xfailed": 1}
     assert page.text("#failure-count") == "3 reports in 3 groups"
     groups = (result.structured_content or {})["groups"]
-    assert page.texts("#groups .title") == [group["title"] for group in groups]  # the server's groups
-    assert {group["exception"] for group in groups} == {"AssertionError", "KeyError"}
+    assert page.texts("#groups .title") == [title_of(group) for group in groups]  # the server's groups
+    assert {signature_row(group)[3] for group in groups} == {"AssertionError", "KeyError"}
     assert page.in_view("return [...document.querySelectorAll('#groups details')].every((d) => !d.open)")
     page.in_view("document.querySelector('#groups details').open = true")
     page.screenshot("three-failures", above="#reproduce")  # the README's picture
@@ -222,7 +223,7 @@ async def test_hundreds_of_failures_stay_collapsed_filterable_and_paged(
     assert page.text("#failure-count") == "300 reports in 121 groups"
     assert page.in_view("return document.querySelectorAll('#groups > li').length") == 40
     assert page.in_view("return [...document.querySelectorAll('#groups details')].every((d) => !d.open)")
-    assert page.text("#groups .title") == groups[0]["title"]  # the largest first
+    assert page.text("#groups .title") == title_of(groups[0])  # the largest first
     assert page.text("#groups .times") == "180\u00d7"
     assert page.text("#more-groups") == "Show 40 more of 81"
     page.in_view("document.getElementById('more-groups').click()")
@@ -320,7 +321,8 @@ async def test_no_hostile_report_executes_script_and_each_shows_as_text(
         assert [culprit["file"] for culprit in answer["culprits"]] == [HELPER]
         assert page.texts("#culprit-list .function") == [f"{HELPER}::price"]
         symptoms = answer["groups"][0]["symptoms"]
-        assert len(symptoms) == 8
+        assert len(symptoms) == 4  # eight signatures at two sites: four payload messages, each at both sites
+        assert {symptom["sites"] for symptom in symptoms} == {2}
         assert page.texts("#groups .symptom .message") == [symptom["message"] for symptom in symptoms]
         # A collection error carrying every payload, through discover_tests and execute_tests.
         write_hostile_project(root, collection_error=True)
@@ -352,18 +354,18 @@ async def test_the_servers_groups_and_reasons_are_drawn_with_their_titles_and_me
     answer = result.structured_content or {}
     groups = answer["groups"]
     assert [group["count"] for group in groups] == [180, 120]
-    assert page.texts("#groups .title") == [group["title"] for group in groups]
+    assert page.texts("#groups .title") == [title_of(group) for group in groups]
     assert page.texts("#groups .times") == ["180\u00d7", "120\u00d7"]
     assert page.text("#failure-count") == "300 reports in 2 groups"
     page.open_groups()
     assert [members.splitlines() for members in page.texts("#groups .members")] == [
-        list(group["members"]) for group in groups
+        signature_row(group)[-1] for group in groups
     ]
     assert page.texts("#reason-rows tr td:last-child") == ["needs a database"]
     page.in_view(
         "const f = document.getElementById('filter'); f.value = 'test_value'; f.dispatchEvent(new Event('input'))"
     )
-    assert page.texts("#groups .title") == [groups[1]["title"]]
+    assert page.texts("#groups .title") == [title_of(groups[1])]
 
 
 async def test_culprits_lead_and_each_group_shows_its_cause_symptoms_and_labels(
@@ -396,13 +398,13 @@ async def test_culprits_lead_and_each_group_shows_its_cause_symptoms_and_labels(
                 "shop/stock.py::reserve",
                 "lines 4-7",
                 False,
-                "run by all 1 failing test and 25 % of the 4 passing ones; score 0.71",
+                "run by the failing test and 25 % of the 4 passing ones; score 0.71",
             ],
         ]
         assert page.text("#localization").startswith("10 tests repeated in ")
         assert page.in_view(labels) == [[["new", "newly fail"]], [["flaky", "is flaky"]], [["new", "newly fails"]]]
         assert page.texts("#groups .sub") == [
-            "2 ways: 2 at tests/test_cart.py:8 \u00b7 2 at tests/test_price.py:8",
+            "2 sites: 4 at 2 sites from tests/test_cart.py:8",
             "likely cause: shop/stock.py::reserve (lines 4-7)",
         ]
         page.in_view("document.querySelector('#groups details').open = true")
@@ -410,10 +412,7 @@ async def test_culprits_lead_and_each_group_shows_its_cause_symptoms_and_labels(
             "return [...document.querySelectorAll('#groups .symptom')]"
             ".map((r) => [...r.cells].map((c) => c.textContent))"
         )
-        assert rows == [
-            ["2", "tests/test_cart.py:8", "AssertionError: assert <n> == <n>"],
-            ["2", "tests/test_price.py:8", "AssertionError: assert <n> == <n>"],
-        ]
+        assert rows == [["4", "tests/test_cart.py:8 and 1 more", "AssertionError: assert <n> == <n>"]]
         assert page.text("#groups .culprit-line") == (
             "shop/price.py::gross_price (lines 10-11): run by all 4 failing tests and 0 % of the 4 passing ones"
         )
@@ -490,3 +489,13 @@ async def test_a_groups_member_ids_are_paged_through_get_test_run(page: ReportPa
         "name": "get_test_run",
         "arguments": {"run_id": run["run_id"], "group": group, "offset": len(shown)},
     }
+
+
+def title_of(group: dict[str, Any]) -> str:
+    """A group's title as the view shows it: the server's, or, for a group of one (ADR 0020), its test."""
+    if group.get("title"):
+        return str(group["title"])
+    verb = {"error": "errors", "xpassed": "passes unexpectedly (XPASS)"}.get(
+        group["representative"]["outcome"], "fails"
+    )
+    return f"1 test {verb}: {group['representative']['node_id']}"
