@@ -268,7 +268,9 @@ class ClientMatrix:
         assert seen["progress"], "no progress notification reached the client"
         done = [p for p, _ in seen["progress"]]
         assert done == sorted(done), seen["progress"]
-        assert set(done) <= {1, 2, 3}, seen["progress"]
+        # 0 of 3 once pytest has collected, before a test is done (issue 36); then the tests as they end.
+        assert set(done) <= {0, 1, 2, 3}, seen["progress"]
+        assert done[-1] == 3, seen["progress"]
         assert {total for _, total in seen["progress"]} == {3}, seen["progress"]
 
     def test_an_affected_call_says_what_ran_and_what_did_not(self, answers: dict[str, Any]) -> None:
