@@ -29,6 +29,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 import pytest
 
+from tests.answers import signature_row
 from tests.e2e.e2e_support import Server, structured, text_of
 
 K = TypeVar("K", bound=Hashable)
@@ -322,12 +323,13 @@ class Answer:
             if test["outcome"] in ("failed", "error")
         ]
         if not listed:
-            groups = [group for group in self.result["groups"] if group["outcome"] in ("failed", "error")]
-            assert not any(group["compressed"] for group in groups), self.context()
+            rows = [signature_row(group) for group in self.result["groups"]]  # (count, outcome, ..., members)
+            assert not any(group.get("compressed") for group in self.result["groups"]), self.context()
             listed = [
-                ("ERROR" if group["outcome"] == "error" else "FAILED", member)
-                for group in groups
-                for member in group["members"]
+                ("ERROR" if row[1] == "error" else "FAILED", member)
+                for row in rows
+                if row[1] in ("failed", "error")
+                for member in row[-1]
             ]
         listed += [("ERROR", error["node_id"]) for error in self.result["collection_errors"]]
         return sorted(listed)

@@ -280,3 +280,12 @@ async def test_the_cache_a_project_turned_off_is_asked_for(
 
     assert (error.code, error.reason) == (INVALID_PARAMS, "invalid_arguments"), error
     assert [item["field"] for item in error.data["errors"]] == [field], error
+
+
+def test_the_second_pass_runs_under_the_projects_options(seen: Observed) -> None:
+    """The pass that names culprits starts under every project's addopts and PYTEST_ADDOPTS (here a
+    `--randomly-seed`): a usage error, or a pass that repeats nothing, names no culprit, silently."""
+    reason = (seen.answer.result.get("localization") or {}).get("reason", "")
+    assert not any(words in reason for words in ("exit code", "could not start", "repeated no test")), (
+        seen.answer.context()
+    )

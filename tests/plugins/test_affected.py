@@ -21,7 +21,7 @@ from mcp import Client
 from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
-from tests.answers import complete, tool_error
+from tests.answers import complete, signature_row, tool_error
 from tests.plugins.support import Environment, counts_of, headline_words, ready, target
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -135,9 +135,9 @@ def failures(answer: dict[str, Any]) -> list[str]:
     """The failed and error node ids: from `tests` with detail 'all', else from the failure groups'
     members (too few here for a group to compress them)."""
     listed = {test["node_id"] for test in answer["tests"] if test["outcome"] in ("failed", "error")}
-    groups = [group for group in answer["groups"] if group["outcome"] in ("failed", "error")]
-    assert not any(group["compressed"] for group in groups), answer["_text"]
-    return sorted(listed | {member for group in groups for member in group["members"]})
+    rows = [signature_row(group) for group in answer["groups"]]  # (count, outcome, ..., members)
+    assert not any(group.get("compressed") for group in answer["groups"]), answer["_text"]
+    return sorted(listed | {member for row in rows if row[1] in ("failed", "error") for member in row[-1]})
 
 
 def ran(answer: dict[str, Any]) -> list[str]:

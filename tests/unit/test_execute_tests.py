@@ -2,14 +2,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic_core
 import pytest
 
 from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.domain.errors import ExecutionFailed
-from pytest_mcp.domain.execute_tests import ExecuteTests
-from pytest_mcp.domain.models import RunResult
+from pytest_mcp.domain.execute_tests import REPRESENTATIVE_BYTES, ExecuteTests, representative
+from pytest_mcp.domain.models import ReportedTest, RunResult
 from pytest_mcp.domain.requests import ExecuteTestsRequest, RequestPolicy
 from pytest_mcp.domain.runs import RunReport, RunSpec, Termination
+from tests.unit import test_presenter
 from tests.unit.support import KeepResult
 
 pytestmark = pytest.mark.anyio
@@ -352,3 +354,22 @@ async def test_no_output_tail_when_the_groups_carry_the_failures(tmp_path: Any) 
     assert len(result.groups) == 1
     assert result.text_output == ""
     assert result.command == ("py",)
+
+
+def test_a_representative_with_a_full_diff_and_a_long_message_keeps_the_failing_line() -> None:
+    message = "\n".join(line[2:] for line in test_presenter.FULL_DIFF.splitlines() if line.startswith("E "))
+    report = ReportedTest(
+        node_id="tests/test_deep.py::test_deep",
+        outcome="failed",
+        phase="call",
+        traceback=test_presenter.FULL_DIFF,
+        message=message,
+    )
+
+    shown = representative(report)
+
+    assert len(pydantic_core.to_json(shown.wire())) <= REPRESENTATIVE_BYTES
+    assert shown.traceback is not None
+    assert shown.traceback.splitlines()[0] == ">       assert nested == [[0] * 8] * 20"
+    assert shown.message is not None
+    assert shown.message.splitlines()[0] == message.splitlines()[0]  # what failed, said first

@@ -192,6 +192,36 @@ def test_a_traceback_without_pytests_markers_keeps_its_last_lines() -> None:
     assert lines[1:] == [f"  plugin line {i}" for i in range(16, 30)]
 
 
+# pytest's full diff, as it prints it with -vv or when it sees CI set: hundreds of `E` lines.
+FULL_DIFF = "\n".join(
+    [
+        "def test_deep():",
+        ">       assert nested == [[0] * 8] * 20",
+        "E       assert [[0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3]] == [[0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0]]",
+        "E         ",
+        "E         At index 1 diff: [1, 2, 3] != [0, 0, 0]",
+        "E         ",
+        "E         Full diff: (-: missing in left side, +: extra in left side)",
+        *(f"E         -         {i}," for i in range(150)),
+        "",
+        "tests/test_deep.py:9: AssertionError",
+    ]
+)
+
+
+def test_a_full_diff_keeps_the_failing_line_and_the_head_of_its_explanation() -> None:
+    assert _failure_text(FULL_DIFF) == [
+        "  >       assert nested == [[0] * 8] * 20",
+        "  E       assert [[0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3]] == [[0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0]]",
+        "  E         ",
+        "  E         At index 1 diff: [1, 2, 3] != [0, 0, 0]",
+        "  E         ",
+        "  E         Full diff: (-: missing in left side, +: extra in left side)",
+        "  E   [... 150 more lines ...]",
+        "  tests/test_deep.py:9: AssertionError",
+    ]
+
+
 def _discovery(count: int) -> DiscoveryResult:
     tests = tuple(
         CollectedTest(

@@ -23,6 +23,7 @@ from pytest_mcp.domain.text import (
     keep_tail,
     last_lines,
     one_line,
+    short_line,
 )
 from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.presenter import ResultPresenter
@@ -234,30 +235,32 @@ def _with_bare_representative(group: FailureGroup) -> FailureGroup:
 
 def representative(test: ReportedTest) -> ReportedTest:
     """A group's evidence as the answer carries it: what the text shows of the report (the failing
-    lines, the E lines, the frames, the crash line; the last lines captured), within
-    REPRESENTATIVE_BYTES; its exception and crash site are the group's, said once, by the group.
-    The whole report is kept for get_test_run with node_ids."""
+    lines, the E lines, the frames, the crash line; the message's first lines; the last lines
+    captured), within REPRESENTATIVE_BYTES; its exception and crash site are the group's, said once,
+    by the group. The whole report is kept for get_test_run with node_ids."""
     update: dict[str, object] = {"exception": None, "crash": None}
     if test.traceback:
         update["traceback"] = "\n".join(evidence_lines(test.traceback, EVIDENCE_LINES))
+    if test.message:
+        update["message"] = "\n".join(map(short_line, test.message.splitlines()[:EVIDENCE_LINES]))
     for stream in ("stdout", "stderr"):
         captured = getattr(test, stream)
         if captured:
             update[stream] = "\n".join(last_lines(captured, CAPTURE_LINES))
     shown = test.model_copy(update=update)
     over = len(pydantic_core.to_json(shown.wire())) - REPRESENTATIVE_BYTES
-    if over > 0:  # long lines: the traceback keeps its end (the crash), the message its start
+    # Long lines: the captured output and the message keep their start; the traceback, last, its end
+    # (the crash), so that the failing line and pytest's explanation are the last to go.
+    for field in ("stdout", "stderr", "message"):
+        value = getattr(shown, field)
+        if value and over > 0:
+            kept = keep_head(value, max(len(value) - over - 40, 80))
+            over -= len(value) - len(kept)
+            shown = shown.model_copy(update={field: kept})
+    if over > 0:
         traceback = shown.traceback or ""
         cut = keep_tail(traceback, max(len(traceback) - over, 200))
         shown = shown.model_copy(update={"traceback": cut or None})
-        over = len(pydantic_core.to_json(shown.wire())) - REPRESENTATIVE_BYTES
-        if over > 0:
-            for field in ("stdout", "stderr", "message"):
-                value = getattr(shown, field)
-                if value and over > 0:
-                    kept = keep_head(value, max(len(value) - over - 40, 80))
-                    over -= len(value) - len(kept)
-                    shown = shown.model_copy(update={field: kept})
     return shown
 
 

@@ -206,4 +206,28 @@ def evidence_lines(traceback: str, count: int) -> list[str]:
     if not lines:
         return []
     kept = [line for line in lines[:-1] if line.startswith((">", "E ")) or _FRAME.fullmatch(line)]
-    return last_lines("\n".join([*kept, lines[-1]]), count) if kept else last_lines(traceback, count)
+    if not kept:
+        return last_lines(traceback, count)
+    return last_lines("\n".join([*_explanations_cut(kept), lines[-1]]), count)
+
+
+_EXPLANATION_LINES = 6
+"""Lines of one `E` block kept: its head says what failed (pytest's full diff, with -vv or under CI,
+runs to hundreds of lines, and its tail would crowd out the failing line)."""
+
+
+def _explanations_cut(lines: list[str]) -> list[str]:
+    """Each run of `E` lines longer than _EXPLANATION_LINES as its head and a count of the rest."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in [*lines, ""]:
+        if line.startswith("E "):
+            run.append(line)
+            continue
+        if len(run) > _EXPLANATION_LINES:
+            run = [*run[: _EXPLANATION_LINES - 1], f"E   [... {len(run) - _EXPLANATION_LINES + 1} more lines ...]"]
+        out += run
+        run = []
+        if line:
+            out.append(line)
+    return out

@@ -180,15 +180,15 @@ class SubprocessPytestRunner(TestRunner):
         """The failing tests again, then the rest of their modules, each recorded (ADR 0020).
 
         pytest's cache goes to the pass's private directory, so that `--lf` still reads the run's
-        failures; `--maxfail=0` undoes a project's `-x`; pytest-randomly keeps its hands off the order.
+        failures; `--maxfail=0` undoes a project's `-x`. The spectrum plugin orders the tests after
+        every other plugin (pytest-randomly included, which stays loaded: a project's
+        `--randomly-seed` in addopts or PYTEST_ADDOPTS would be a usage error without it).
         """
         started = time.monotonic()
         deadline = time.time() + spec.seconds
         options = [
             *run_options(_plain_pass(spec.run)),
             "--maxfail=0",
-            "-p",
-            "no:randomly",
             "-o",
             f"cache_dir={_WORKDIR}/cache",
         ]
