@@ -9,6 +9,7 @@ were already failing; a test that fails once and passes when repeated is flaky.
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,40 @@ async def test_when_the_second_pass_has_no_time_the_answer_says_why_and_the_grou
     reason = answer["localization"]["reason"]
     assert reason
     assert text.splitlines()[1] == f"no culprit named: {reason}"
+
+
+SLOW_AFTER_A_FAILURE = """
+import time
+
+from shop.price import label
+
+
+def test_fails():
+    assert label(5) == "5 EUR"
+
+
+def test_slow():
+    time.sleep(4)
+    assert label(4) == "4.00 EUR"
+"""
+
+
+async def test_the_second_pass_ends_within_its_share_of_the_runs_wall_time(tmp_path: Path) -> None:
+    """At most `--localize` times the run's wall time (issue 38): a test still running at the budget
+    is killed with the pass, and what was recorded before it still counts."""
+    files = {"shop/__init__.py": "", "shop/price.py": PRICE, "tests/test_slow.py": SLOW_AFTER_A_FAILURE}
+    root = write_project(tmp_path / "project", files)
+
+    async with start_server(root, tmp_path, "--localize", "0.5").client() as client:
+        started = time.monotonic()
+        answer, _ = await _run(client)
+        call = time.monotonic() - started
+
+    note = answer["localization"]
+    run = call - note["seconds"]  # the run's wall time, and a little more: the server's own work
+    assert note["seconds"] <= 0.5 * run + 0.5, (note, call)
+    assert note["repeated"] >= 1, note  # the failing test, recorded before the kill
+    assert "the second pass hit its time limit" in note["reason"], note
 
 
 async def test_a_passing_run_starts_no_second_pass(tmp_path: Path) -> None:
