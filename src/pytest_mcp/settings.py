@@ -101,7 +101,8 @@ class Settings(BaseModel):
         le=10,
         allow_inf_nan=False,
         description="After a run with failures, a second pass names the likely faulty functions (culprits, "
-        "ADR 0020); it may take at most this many times the failing run's wall time (0: never).",
+        "ADR 0020); it may take at most this many times the failing run's wall time, or 1 s when that is more "
+        "(0: never).",
         json_schema_extra=flag("RATIO"),
     )
     localize_max_seconds: float = Field(

@@ -153,7 +153,7 @@ async def test_a_test_that_passes_when_repeated_is_flaky(tmp_path: Path) -> None
 async def test_when_the_second_pass_has_no_time_the_answer_says_why_and_the_groups_stand(tmp_path: Path) -> None:
     root = shop(tmp_path / "project")
 
-    async with start_server(root, tmp_path, "--localize", "0.0001").client() as client:
+    async with start_server(root, tmp_path, "--localize-max-seconds", "0.01").client() as client:
         answer, text = await _run(client)
 
     assert answer["culprits"] == []

@@ -271,3 +271,38 @@ async def test_the_second_pass_collects_the_failing_modules_in_the_order_the_run
 
     assert asked[0].modules == ("src/pkg/mod.py", "tests/test_a.py")
     assert asked[0].failing[0] == "tests/test_a.py::test_t[0]"  # the largest symptom's first, in turn
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("duration", "ratio", "cap", "seconds"),
+    [
+        (10.0, 0.5, 120.0, 5.0),  # a share of the run's wall time
+        (0.4, 0.5, 120.0, 1.0),  # never less than the floor: half of 0.4 s cannot start pytest
+        (0.4, 0.5, 0.25, 0.25),  # the cap still holds over the floor
+        (1000.0, 0.5, 120.0, 120.0),
+    ],
+)
+async def test_the_second_pass_has_its_share_of_the_run_at_least_the_floor_at_most_the_cap(
+    tmp_path: object, duration: float, ratio: float, cap: float, seconds: float
+) -> None:
+    from pathlib import Path
+
+    from pytest_mcp.domain.causes import LOCALIZE_FLOOR, NameCauses
+    from pytest_mcp.domain.requests import RequestPolicy
+    from pytest_mcp.domain.runs import LocalizeSpec
+
+    asked: list[LocalizeSpec] = []
+
+    class Runner:
+        async def localize(self, spec: LocalizeSpec) -> str:
+            asked.append(spec)
+            return "recorded nothing"
+
+    policy = RequestPolicy(root=Path(str(tmp_path)), localize=ratio, localize_max_seconds=cap)
+    causes = NameCauses(Runner(), policy)  # type: ignore[arg-type]
+
+    await causes(RunSpec(), duration, [_failure("tests/test_a.py::test_t")], None)
+
+    assert LOCALIZE_FLOOR == 1.0
+    assert [spec.seconds for spec in asked] == [seconds]

@@ -43,6 +43,11 @@ def unambiguous(verdict: Verdict) -> bool:
     return top.changed != second.changed or top.score - second.score > 1e-9
 
 
+LOCALIZE_FLOOR = 1.0
+"""Seconds a second pass may always take (under --localize-max-seconds): half a sub-second run is
+less than starting Python and pytest, and a pass that records nothing names nothing (ADR 0020)."""
+
+
 class NameCauses:
     """Runs the second pass after a run with failures, and reads it with the project's history."""
 
@@ -70,10 +75,8 @@ class NameCauses:
         failing = [node_id for members in symptoms.values() for node_id in members]
         previous = await history.recall() if history is not None else History()
         spectrum: Spectrum | str = "no test failed"
-        seconds = min(self._policy.localize * duration, self._policy.localize_max_seconds)
-        if failing and self._policy.localize > 0 and seconds <= 0:
-            spectrum = f"the run took {duration:.1f}s, which leaves a second pass no time"
-        elif failing and self._policy.localize > 0:
+        seconds = min(max(self._policy.localize * duration, LOCALIZE_FLOOR), self._policy.localize_max_seconds)
+        if failing and self._policy.localize > 0:
             # In the order the run reached them: a src-layout project may import its package through
             # the first module pytest collects (a doctest module), before its tests' modules need it.
             modules = tuple(dict.fromkeys(test.node_id.split("::", 1)[0] for test in reports if test.is_failure))
