@@ -169,11 +169,31 @@ async def test_slow_tests_spend_the_pass_time_and_the_note_says_it_stopped() -> 
     result = await answer(runner)
 
     assert isinstance(spectrum, Spectrum)
-    assert [trace.node_id for trace in spectrum.tests] == [CART, PRICE_10, PRICE_20, EMPTY, NET_TEST]
-    assert (spectrum.stopped, spectrum.seconds) == ("deadline", 6.0)
-    # The run took 9.25 s (0.25 s of start-up), the pass may take half: it stops after 6 s too.
-    assert result["localization"]["repeated"] == 5
+    # As the real pass: NET_TEST starts at 3 s (before the last quarter), is under way at the 5 s
+    # budget and is killed with the pass, unrecorded.
+    assert [trace.node_id for trace in spectrum.tests] == [CART, PRICE_10, PRICE_20, EMPTY]
+    assert (spectrum.stopped, spectrum.seconds) == ("stopped before it finished", 5.0)
+    # The run took 9.25 s (0.25 s of start-up), the pass may take half: the same four.
+    assert result["localization"]["repeated"] == 4
     assert result["localization"]["reason"].startswith("the second pass hit its time limit")
+
+
+async def test_no_test_starts_in_the_pass_budgets_last_quarter() -> None:
+    runner = shop()
+    for node_id in (EMPTY, NET_TEST, "tests/test_price.py::test_net_of_zero"):
+        runner.script(node_id, duration=1.0, runs=[NET])
+
+    spectrum = await runner.localize(localize(CART, PRICE_10, PRICE_20))  # 5 s: none starts after 3.75 s
+
+    assert isinstance(spectrum, Spectrum)
+    assert [trace.node_id for trace in spectrum.tests][3:] == [EMPTY, NET_TEST, "tests/test_price.py::test_net_of_zero"]
+    assert spectrum.stopped is None  # three 1 s tests end at 3 s, before the last quarter
+    runner.script(NET_TEST, line=8, duration=2.9, runs=[NET])
+    runner.script("tests/test_price.py::test_net_of_zero", duration=0.5, runs=[NET])
+    again = await runner.localize(localize(CART, PRICE_10, PRICE_20))
+    assert isinstance(again, Spectrum)
+    # NET_TEST ends at 3.9 s: the last test would end at 4.4 s, within the budget, but does not start.
+    assert (len(again.tests), again.stopped, again.seconds) == (5, "deadline", 3.9)
 
 
 async def test_a_test_that_hangs_or_crashes_stops_the_pass_where_it_would() -> None:

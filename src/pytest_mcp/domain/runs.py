@@ -68,7 +68,13 @@ class LocalizeSpec(_Value):
     run: RunSpec
     failing: tuple[str, ...] = Field(description="The failing tests' node ids, in run order: run first.")
     modules: tuple[str, ...] = Field(description="Their modules: what the pass collects.")
-    seconds: float = Field(gt=0, description="The pass's whole budget, start-up included.")
+    seconds: float = Field(gt=0, description="The pass's whole budget, start-up included: it is killed there.")
+
+    @property
+    def last_start(self) -> float:
+        """Seconds into the pass after which no test starts: its last quarter, at most 2 s, is left
+        for the test under way and pytest's closing, so that a pass usually ends on its own."""
+        return self.seconds - min(2.0, self.seconds / 4)
 
 
 class CollectSpec(_Value):

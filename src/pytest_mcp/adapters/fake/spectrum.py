@@ -159,20 +159,21 @@ def _known(function: object, where: str, tests: Iterable[ScriptedTest]) -> str:
     return key
 
 
-def _killed_before_a_test(failure: ScriptedFailure, seconds: float) -> str:
-    """The real runner's words for a pass that recorded nothing: its time spent, or the signal's exit code."""
-    if failure.kind == "timeout":
+def _killed_before_a_test(crash: str | None, seconds: float) -> str:
+    """The real runner's words for a pass that recorded nothing: its time spent, or the crash's exit code."""
+    if crash is None:
         return f"the second pass's {seconds:.1f}s were spent before a test was repeated"
-    code = -signal.Signals[failure.signal or "SIGSEGV"].value
-    return f"the second pass ended with exit code {code} before a test was repeated"
+    return f"the second pass ended with exit code {-signal.Signals[crash].value} before a test was repeated"
 
 
 def second_pass(
     spec: LocalizeSpec, tests: Sequence[ScriptedTest], code: ScriptedCode, kills: Sequence[ScriptedFailure]
 ) -> Spectrum | str:
     """What a second pass records: the failing tests again (a flaky one passes), then the rest of their
-    modules' tests (those `-k`/`-m` keep), each with the functions it runs, until the scripted durations
-    spend `spec.seconds`; a test scripted to hang or crash stops the pass there, as a real one's would."""
+    modules' tests (those `-k`/`-m` keep), each with the functions it runs, as the real pass times them
+    on the scripted durations: no test starts after `spec.last_start`, and a test still under way at
+    `spec.seconds` is killed with the pass, unrecorded; a test scripted to hang or crash stops the pass
+    there, as a real one's would."""
     if not any(test.runs for test in tests):
         return NOTHING_SCRIPTED
     by_id = {test.node_id: test for test in tests}
@@ -192,22 +193,25 @@ def second_pass(
     traces: list[Trace] = []
     spent = 0.0
     stopped: str | None = None
-    for position, test in enumerate(ordered):
+    for test in ordered:
+        if traces and spent >= spec.last_start:  # no test starts in the budget's last quarter
+            stopped = "deadline"
+            break
         striking = next((failure for failure in kills if failure.strikes(test, ordered[0])), None)
-        if striking is not None:  # the pass is killed: what it wrote before stays, its end line never comes
+        crash = striking.signal or "SIGSEGV" if striking is not None and striking.kind != "timeout" else None
+        # A test that hangs, or runs past the budget, is under way when the pass is killed at it.
+        timed_out = crash is None and (striking is not None or spent + test.duration > spec.seconds)
+        if crash is not None or timed_out:  # what the pass wrote before stays, its end line never comes
             if not traces:
-                return _killed_before_a_test(striking, spec.seconds)
+                return _killed_before_a_test(crash, spec.seconds)
             stopped = "stopped before it finished"
-            spent = spec.seconds if striking.kind == "timeout" else spent
+            spent = spec.seconds if timed_out else spent
             break
         again = test.node_id in repeated
         outcome = ("passed" if test.flaky else "failed") if again else _TRACED[test.outcome]
         ids = tuple(functions.setdefault(key, len(functions)) for key in test.runs)
         traces.append(Trace(node_id=test.node_id, outcome=outcome, functions=tuple(sorted(ids))))
         spent += test.duration
-        if spent > spec.seconds and position + 1 < len(ordered):
-            stopped = "deadline"
-            break
     return Spectrum(
         functions=tuple(code.function(key, test_modules) for key in functions),
         tests=tuple(traces),

@@ -185,9 +185,7 @@ class SubprocessPytestRunner(TestRunner):
         `--randomly-seed` in addopts or PYTEST_ADDOPTS would be a usage error without it).
         """
         started = time.monotonic()
-        # The pass is killed at its budget, whatever it is doing; no test starts in its last quarter
-        # (at most 2 s), left for the test under way and pytest's closing, so it ends on its own.
-        deadline = time.time() + spec.seconds - min(2.0, spec.seconds / 4)
+        deadline = time.time() + spec.last_start  # and it is killed at spec.seconds, whatever it is doing
         options = [
             *run_options(_plain_pass(spec.run)),
             "--maxfail=0",
