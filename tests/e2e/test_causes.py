@@ -137,6 +137,36 @@ async def test_an_injected_wrong_value_is_named_first_as_one_cause_then_said_to_
     assert broken_again["culprits"][0]["changed"] is True  # since the passing run, read against HEAD
 
 
+async def test_a_function_whose_own_doctest_fails_is_still_blamed(tmp_path: Path) -> None:
+    """A doctest's module is the project's code, not a test module (found on humanize 4.17.0, whose
+    `naturalsize` doctest failed with its tests: no culprit was named, "no function stands out")."""
+    root = tmp_path / "project"
+    documented = PRICE.replace(
+        "def gross_price(net, rate):\n",
+        'def gross_price(net, rate):\n    """\n    >>> gross_price(100, 0.2)\n    120.0\n    """\n',
+    )
+    files = {
+        "shop/__init__.py": "",
+        "shop/price.py": documented,
+        "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+    }
+    files |= {f"tests/test_shop_{i}.py": TESTS.format(i=i) for i in range(2)}
+    write_project(root, files)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "green")
+    price = root / "shop" / "price.py"
+    price.write_text(documented.replace("(1 + rate), 2)", "(1 + rate) + 1, 2)"), encoding="utf-8")
+
+    async with start_server(root, tmp_path, *GENEROUS).client() as client:
+        answer, text = await _run(client)
+
+    assert "shop/price.py::shop.price.gross_price" in text, "the doctest fails with the tests"
+    assert answer["culprits"], answer["localization"]
+    culprit = answer["culprits"][0]
+    assert (culprit["file"], culprit["function"], culprit["changed"]) == ("shop/price.py", "gross_price", True)
+
+
 async def test_a_test_that_passes_when_repeated_is_flaky(tmp_path: Path) -> None:
     root = write_project(tmp_path / "project", {"tests/test_flaky.py": FLAKY})
     marks = tmp_path / "marks"
