@@ -275,3 +275,16 @@ def test_bad_functions_in_a_script_or_a_recording_are_refused_naming_the_field()
     assert f"functions[{GROSS!r}].lines: 0 is not a range of lines from 1 on" in message
     assert "functions['shop/tax.py::vat']: no scripted test runs 'shop/tax.py::vat'" in message
     assert f"functions[{NET!r}].line: unknown field; the fields are lines, changed" in message
+
+
+async def test_a_function_whose_own_doctest_fails_is_still_blamed() -> None:
+    doctest = "shop/price.py::shop.price.gross_price"
+    runner = shop()
+    runner.script(doctest, "failed", message="Expected: 12.0 Got: 13.0", line=9, runs=[GROSS])
+
+    spectrum = await runner.localize(localize(doctest, CART, PRICE_10, PRICE_20))
+    result = await answer(runner)
+
+    assert isinstance(spectrum, Spectrum)
+    assert spectrum.test_modules == ("tests/test_cart.py", "tests/test_price.py")  # not shop/price.py
+    assert [culprit["function"] for culprit in result["culprits"]][:1] == ["gross_price"]

@@ -166,6 +166,14 @@ def _killed_before_a_test(crash: str | None, seconds: float) -> str:
     return f"the second pass ended with exit code {-signal.Signals[crash].value} before a test was repeated"
 
 
+def _is_doctest(node_id: str) -> bool:
+    """A doctest's node id names a dotted object (`src/shop/price.py::shop.price.gross_price`); a test
+    function's names are identifiers, dots only in a parameter id. Its module is the project's code,
+    as the real pass counts it (only test functions' modules are test modules)."""
+    _, _, names = node_id.partition("::")
+    return "." in names.split("[", 1)[0]
+
+
 def second_pass(
     spec: LocalizeSpec, tests: Sequence[ScriptedTest], code: ScriptedCode, kills: Sequence[ScriptedFailure]
 ) -> Spectrum | str:
@@ -188,7 +196,7 @@ def second_pass(
     except UsageError:  # pragma: no cover - the run that came first refused the same expression
         rest = []
     ordered = [*failing, *rest]
-    test_modules = tuple(sorted({test.file for test in ordered}))
+    test_modules = tuple(sorted({test.file for test in ordered if not _is_doctest(test.node_id)}))
     functions: dict[str, int] = {}
     traces: list[Trace] = []
     spent = 0.0
@@ -198,7 +206,7 @@ def second_pass(
             stopped = "deadline"
             break
         striking = next((failure for failure in kills if failure.strikes(test, ordered[0])), None)
-        crash = striking.signal or "SIGSEGV" if striking is not None and striking.kind != "timeout" else None
+        crash = (striking.signal or "SIGSEGV") if striking is not None and striking.kind != "timeout" else None
         # A test that hangs, or runs past the budget, is under way when the pass is killed at it.
         timed_out = crash is None and (striking is not None or spent + test.duration > spec.seconds)
         if crash is not None or timed_out:  # what the pass wrote before stays, its end line never comes
