@@ -266,12 +266,14 @@ class ClientMatrix:
         seen = answers["calls"]["progress"]
         assert seen["text"].startswith("3 passed in "), seen
         assert seen["progress"], "no progress notification reached the client"
-        done = [p for p, _ in seen["progress"]]
+        # The TypeScript SDK can drop the last notification when it is read with the response (its
+        # driver keeps those apart, as `late_progress`): the client received it, after the call ended.
+        done = [p for p, _ in [*seen["progress"], *seen.get("late_progress", [])]]
         assert done == sorted(done), seen["progress"]
         # 0 of 3 once pytest has collected, before a test is done (issue 36); then the tests as they end.
         assert set(done) <= {0, 1, 2, 3}, seen["progress"]
         assert done[-1] == 3, seen["progress"]
-        assert {total for _, total in seen["progress"]} == {3}, seen["progress"]
+        assert {total for _, total in [*seen["progress"], *seen.get("late_progress", [])]} == {3}, seen["progress"]
 
     def test_an_affected_call_says_what_ran_and_what_did_not(self, answers: dict[str, Any]) -> None:
         seen = answers["calls"]["affected"]
