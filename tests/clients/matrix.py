@@ -90,6 +90,10 @@ SLEEPER = """
         time.sleep(60)
 """
 CANCELLED_WITHIN = 2.0
+# How python-sdk#1960 reaches a cancelled call: our "0 of 1" progress notification, sent after the
+# test started (the report is polled every 0.1 s), is still in the pipe when the cancelled call's
+# session closes. It is the client failing as it leaves; the run is stopped all the same.
+STDIO_TEARDOWN_RACE = "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception) [BrokenResourceError: ]"
 
 SERVER_ARGS = {
     "http": ("--transport", "http"),
@@ -104,6 +108,9 @@ class Client:
 
     name: str  # the environment's directory under .clients/
     driver: str  # a file in drivers/
+    # Cancelled, it leaves the call's stdio session with the Python SDK 1.x's stdio_client, which
+    # raises when a message is still unread as it closes (python-sdk#1960; 2.x catches it).
+    stdio_teardown_race: bool = False
 
     @property
     def home(self) -> Path:
@@ -309,7 +316,12 @@ class ClientMatrix:
                 await driver.stdin.send(b"cancel\n")
                 cancelled = await read_event(lines, within=10)
                 assert cancelled["event"] == "cancelled"
-                assert cancelled["finished"] is None, f"the call completed although it was cancelled: {cancelled}"
+                finished = cancelled["finished"]
+                if finished is not None and combo.transport == "stdio" and combo.client.stdio_teardown_race:
+                    assert finished["raised"] == STDIO_TEARDOWN_RACE, cancelled
+                    assert finished["text"] is None, cancelled
+                else:
+                    assert finished is None, f"the call completed although it was cancelled: {cancelled}"
                 await assert_stopped(marker)
 
                 await driver.stdin.send(b"after\n")

@@ -8,7 +8,7 @@ from tests.clients.matrix import Client, ClientMatrix, combos
 
 pytestmark = pytest.mark.e2e
 
-CLIENTS = [Client("mcp-1.30.0", "py_mcp.py"), Client("mcp-2.3.0", "py_mcp.py")]
+CLIENTS = [Client("mcp-1.30.0", "py_mcp.py", stdio_teardown_race=True), Client("mcp-2.3.0", "py_mcp.py")]
 
 
 class TestPythonSdk(ClientMatrix):

@@ -58,8 +58,16 @@ def outcome(
         "is_error": is_error,
         "summary": summary,
         "progress": [list(p) for p in progress or []],
-        "raised": f"{type(raised).__name__}: {raised}" if raised is not None else None,
+        "raised": described(raised) if raised is not None else None,
     }
+
+
+def described(error: BaseException) -> str:
+    """`Type: message`; for an exception group, followed by its leaves', so that a failure says what raised."""
+    text = f"{type(error).__name__}: {error}"
+    if isinstance(error, BaseExceptionGroup):
+        text += "".join(f" [{described(leaf)}]" for leaf in error.exceptions)
+    return text
 
 
 def texts(content: Any) -> str:
