@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from pytest_mcp.domain.causes import unambiguous
+from pytest_mcp.domain.causes import LOCALIZE_FLOOR, NameCauses, unambiguous
 from pytest_mcp.domain.history import History, since, updated
 from pytest_mcp.domain.localization import CodeFunction, Localization, Spectrum, Trace, is_test_code
 from pytest_mcp.domain.models import ReportedTest
-from pytest_mcp.domain.runs import RunSpec
+from pytest_mcp.domain.requests import RequestPolicy
+from pytest_mcp.domain.runs import LocalizeSpec, RunSpec
 
 FUNCTIONS = (
     CodeFunction(file="shop/price.py", name="gross_price", first=1, last=2, digest="a", head="a", at_head=True),
@@ -246,16 +249,8 @@ def test_a_second_pass_repeats_a_few_failures_of_each_symptom_in_turn() -> None:
     assert {node_id.split("[")[0] for node_id in repeated(many)} == {f"t.py::f{i}" for i in range(30)}
 
 
-@pytest.mark.anyio
-async def test_the_second_pass_collects_the_failing_modules_in_the_order_the_run_reached_them(tmp_path: object) -> None:
-    # A src-layout project may import its package through the first module pytest collects (a doctest
-    # module): the largest symptom's module first would fail to import it (humanize did).
-    from pathlib import Path
-
-    from pytest_mcp.domain.causes import NameCauses
-    from pytest_mcp.domain.requests import RequestPolicy
-    from pytest_mcp.domain.runs import LocalizeSpec
-
+def _asking(policy: RequestPolicy) -> tuple[NameCauses, list[LocalizeSpec]]:
+    """NameCauses over a runner that keeps each second pass it is asked for, and records nothing."""
     asked: list[LocalizeSpec] = []
 
     class Runner:
@@ -263,9 +258,16 @@ async def test_the_second_pass_collects_the_failing_modules_in_the_order_the_run
             asked.append(spec)
             return "recorded nothing"
 
+    return NameCauses(Runner(), policy), asked  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_the_second_pass_collects_the_failing_modules_in_the_order_the_run_reached_them(tmp_path: Path) -> None:
+    # A src-layout project may import its package through the first module pytest collects (a doctest
+    # module): the largest symptom's module first would fail to import it (humanize did).
     doctest = ReportedTest(node_id="src/pkg/mod.py::pkg.mod.f", outcome="failed", phase="call", message="x")
     many = [_failure(f"tests/test_a.py::test_t[{i}]") for i in range(5)]
-    causes = NameCauses(Runner(), RequestPolicy(root=Path(str(tmp_path))))  # type: ignore[arg-type]
+    causes, asked = _asking(RequestPolicy(root=tmp_path))
 
     await causes(RunSpec(), 10.0, [doctest, *many], None)
 
@@ -284,23 +286,9 @@ async def test_the_second_pass_collects_the_failing_modules_in_the_order_the_run
     ],
 )
 async def test_the_second_pass_has_its_share_of_the_run_at_least_the_floor_at_most_the_cap(
-    tmp_path: object, duration: float, ratio: float, cap: float, seconds: float
+    tmp_path: Path, duration: float, ratio: float, cap: float, seconds: float
 ) -> None:
-    from pathlib import Path
-
-    from pytest_mcp.domain.causes import LOCALIZE_FLOOR, NameCauses
-    from pytest_mcp.domain.requests import RequestPolicy
-    from pytest_mcp.domain.runs import LocalizeSpec
-
-    asked: list[LocalizeSpec] = []
-
-    class Runner:
-        async def localize(self, spec: LocalizeSpec) -> str:
-            asked.append(spec)
-            return "recorded nothing"
-
-    policy = RequestPolicy(root=Path(str(tmp_path)), localize=ratio, localize_max_seconds=cap)
-    causes = NameCauses(Runner(), policy)  # type: ignore[arg-type]
+    causes, asked = _asking(RequestPolicy(root=tmp_path, localize=ratio, localize_max_seconds=cap))
 
     await causes(RunSpec(), duration, [_failure("tests/test_a.py::test_t")], None)
 
