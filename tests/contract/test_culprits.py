@@ -80,8 +80,8 @@ def causes(result: dict[str, Any]) -> list[tuple[Any, ...]]:
 async def test_one_wrong_value_is_one_cause_with_its_symptoms_and_both_culprits_are_named(culprit_side: Side) -> None:
     result = await culprit_side.result("execute_tests", {})
 
-    gross = GROSS | GROSS_EVIDENCE | {"changed": True}
-    reserve = RESERVE | RESERVE_EVIDENCE | {"changed": False}
+    gross = GROSS | GROSS_EVIDENCE | {"changed": True, "changed_since": "head"}
+    reserve = RESERVE | RESERVE_EVIDENCE | {"changed": False, "changed_since": None}
     assert result["culprits"] == [gross, reserve]
     assert causes(result) == [
         (
@@ -91,7 +91,7 @@ async def test_one_wrong_value_is_one_cause_with_its_symptoms_and_both_culprits_
             CAUSE_MEMBERS,
             WRONG_VALUE_AT,
             gross,
-            {"new": 4, "preexisting": 0, "flaky": 0},
+            {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 4},  # the project's first run
         ),
         (
             FLAKY_GROUP,
@@ -100,7 +100,7 @@ async def test_one_wrong_value_is_one_cause_with_its_symptoms_and_both_culprits_
             [],
             [],
             None,
-            {"new": 0, "preexisting": 0, "flaky": 1},
+            {"new": 0, "preexisting": 0, "flaky": 1, "unknown": 0},
         ),
         (
             RAISES,  # a helper that raises is its own group, named by its crash site, with its culprit
@@ -109,7 +109,7 @@ async def test_one_wrong_value_is_one_cause_with_its_symptoms_and_both_culprits_
             [],
             [],
             reserve,
-            {"new": 1, "preexisting": 0, "flaky": 0},
+            {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 1},
         ),
     ]
     # The same tests repeated: the failing ones, then the rest of their modules (test_discounts.py is not one).
@@ -125,7 +125,7 @@ async def test_a_cause_pages_its_member_ids(culprit_side: Side) -> None:
     assert page["page"]["next_offset"] is None
 
 
-async def test_the_next_identical_run_says_the_failures_were_already_failing_and_nothing_changed_since(
+async def test_the_next_identical_run_says_the_failures_were_already_failing_and_the_change_still_comes_first(
     culprit_side: Side,
 ) -> None:
     await culprit_side.result("execute_tests", {})
@@ -134,12 +134,13 @@ async def test_the_next_identical_run_says_the_failures_were_already_failing_and
 
     result = await culprit_side.result("execute_tests", {})
 
+    # gross_price's tests have not passed since its edit: it is still changed, and still first.
     assert result["culprits"] == [
-        GROSS | GROSS_EVIDENCE | {"changed": False},
-        RESERVE | RESERVE_EVIDENCE | {"changed": False},
+        GROSS | GROSS_EVIDENCE | {"changed": True, "changed_since": "head"},
+        RESERVE | RESERVE_EVIDENCE | {"changed": False, "changed_since": None},
     ]
     assert [(group["id"], group["since"]) for group in result["groups"]] == [
-        (CAUSE, {"new": 0, "preexisting": 4, "flaky": 0}),
-        (RAISES, {"new": 0, "preexisting": 1, "flaky": 0}),
+        (CAUSE, {"new": 0, "preexisting": 4, "flaky": 0, "unknown": 0}),
+        (RAISES, {"new": 0, "preexisting": 1, "flaky": 0, "unknown": 0}),
     ]
     assert result["localization"]["repeated"] == 9

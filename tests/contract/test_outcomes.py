@@ -124,7 +124,7 @@ async def test_the_default_answer_gives_failures_by_group_and_skips_by_reason_an
                 assert shown[stream] == "\n".join(last_lines(listed[stream], CAPTURE_LINES))
     text = result["_text"]
     last = result["groups"][-1]["id"]
-    assert f"[{last}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55); newly fails\n" in text
+    assert f"[{last}] FAILED {OUTCOMES}::test_prints_then_fails ({OUTCOMES}:55); no earlier run\n" in text
     assert "2 skipped (2 reasons):\n  1 not on this platform\n  1 no network" in text
 
 

@@ -96,7 +96,7 @@ def test_changed_code_the_failures_ran_comes_first_even_with_a_lower_score() -> 
 
     assert FUNCTIONS[top.function].name == "label"
     assert localization.culprit(top).changed
-    assert "changed since the last run" in localization.culprit(top).evidence()
+    assert "changed since git's HEAD" in localization.culprit(top).evidence()
     # The last run's record wins over git's HEAD: a function that changed before it is not new now.
     assert not Localization(changed, {"shop/price.py::label": "b2"}).changed[LABEL]
     assert Localization(shop_spectrum(), {"shop/price.py::gross_price": "old"}).changed[GROSS]
@@ -163,15 +163,37 @@ def _failure(node_id: str) -> ReportedTest:
 
 
 def test_each_failing_test_is_new_preexisting_or_flaky_against_the_history() -> None:
-    history = History(failing={"t.py::old": "gsame", "t.py::moved": "gother"}, flaky=("t.py::wobbly",))
+    history = History(failing={"t.py::old": "gsame", "t.py::moved": "gother"}, flaky=("t.py::wobbly",), last_run=1000.0)
     members = [_failure(n) for n in ("t.py::old", "t.py::moved", "t.py::new", "t.py::wobbly", "t.py::again")]
     signatures = {test.node_id: "gsame" for test in members}
 
     labels = since(members, signatures, history, flaky_now={"t.py::again"})
 
+    assert labels is not None
     assert (labels.new, labels.preexisting, labels.flaky) == (2, 1, 2)
     assert labels.words() == "2 newly fail, 1 was already failing, 2 are flaky"
-    assert since(members[2:3], signatures, History(), ()).words() == "newly fails"
+    single = since(members[2:3], signatures, History(last_run=1000.0), ())
+    assert single is not None
+    assert single.words() == "newly fails"
+
+
+def test_the_first_run_of_a_project_claims_nothing_new_it_has_no_earlier_run() -> None:
+    members = [_failure("t.py::a"), _failure("t.py::b")]
+
+    labels = since(members, {"t.py::a": "g", "t.py::b": "g"}, History(), ())
+
+    assert labels is not None
+    assert (labels.new, labels.unknown) == (0, 2)
+    assert labels.words() == "no earlier run"
+
+
+def test_an_xpass_is_no_failure_and_has_no_label() -> None:
+    xpass = ReportedTest(node_id="t.py::x", outcome="xpassed", phase="call", message="")
+
+    assert since([xpass], {}, History(last_run=1000.0), ()) is None
+    labels = since([xpass, _failure("t.py::a")], {"t.py::a": "g"}, History(last_run=1000.0), ())
+    assert labels is not None
+    assert labels.words() == "newly fails"
 
 
 def test_the_history_forgets_what_a_run_ran_and_passed_and_keeps_what_it_did_not_run() -> None:
@@ -215,24 +237,78 @@ def test_the_recorder_follows_the_interpreter_as_the_plugin_chooses_it() -> None
     assert recorder_for(python("3.12.1", "PyPy")) == "sys.setprofile"
 
 
-def test_without_git_a_function_whose_file_was_touched_since_the_last_run_counts_as_changed() -> None:
+def test_without_git_only_a_digest_an_earlier_run_recorded_tells_a_change_never_the_files_time() -> None:
     spectrum = shop_spectrum()
     no_git = spectrum.model_copy(
+        update={"functions": tuple(f.model_copy(update={"at_head": False, "head": None}) for f in spectrum.functions)}
+    )
+    recorded = {"shop/price.py::gross_price": "a", "shop/price.py::label": "b-before"}
+
+    localization = Localization(no_git, recorded, ("shop/price.py",))
+
+    assert localization.changed[LABEL], "its digest differs from the one the last run recorded"
+    assert not localization.changed[GROSS], "the same file, edited elsewhere: this function is untouched"
+    assert localization.changed[NET], "new in a file an earlier run read: new code"
+    assert not Localization(no_git, {}).changed[LABEL], "no earlier run, no git: nothing is claimed"
+    assert not Localization(no_git, recorded, ()).changed[NET], "a file no run read: nothing is claimed"
+
+
+def test_with_git_a_function_no_run_recorded_is_compared_with_head_and_a_record_comes_first() -> None:
+    at_head = shop_spectrum(label={"digest": "b2"})
+
+    assert Localization(at_head, {}).changed[LABEL], "differs from HEAD, no run recorded it"
+    assert not Localization(at_head, {"shop/price.py::label": "b2"}).changed[LABEL], "unchanged since a run saw it"
+
+
+def test_two_definitions_of_one_name_are_told_apart_by_their_order() -> None:
+    getter = CodeFunction(file="shop/item.py", name="Item.price", first=3, last=4, digest="g", head="g", at_head=True)
+    setter = getter.model_copy(update={"first": 7, "last": 8, "ordinal": 2, "digest": "s2", "head": "s"})
+    spectrum = Spectrum(functions=(getter, setter), test_modules=())
+
+    localization = Localization(spectrum, {})
+
+    assert (getter.key, setter.key) == ("shop/item.py::Item.price", "shop/item.py::Item.price#2")
+    assert localization.changed == (False, True), "only the setter differs from HEAD"
+
+
+def test_an_accessor_is_not_blamed_unless_it_changed() -> None:
+    spectrum = shop_spectrum(label={"trivial": True})
+
+    ranked = Localization(spectrum, {}).verdicts(GROUPS)["glabel"].ranked
+    assert LABEL not in {r.function for r in ranked}
+
+    changed = shop_spectrum(label={"trivial": True, "digest": "b2"})
+    ranked = Localization(changed, {}).verdicts(GROUPS)["glabel"].ranked
+    assert ranked[0].function == LABEL, "a changed accessor is the likeliest cause"
+
+
+def test_a_runs_own_spectrum_counts_its_passing_tests_per_function_as_a_list_of_them_would() -> None:
+    listed = shop_spectrum()
+    passing = [t for t in listed.tests if t.outcome == "passed"]
+    counts = {index: sum(index in t.functions for t in passing) for index in range(len(FUNCTIONS))}
+    counted = listed.model_copy(
         update={
-            "functions": tuple(
-                f.model_copy(update={"at_head": False, "head": None, "modified": 200.0 if f.name == "label" else 50.0})
-                for f in spectrum.functions
-            )
+            "tests": tuple(t for t in listed.tests if t.outcome == "failed"),
+            "passing_total": len(passing),
+            "functions": tuple(f.model_copy(update={"passing": counts[i]}) for i, f in enumerate(FUNCTIONS)),
+            "in_run": True,
         }
     )
 
-    assert Localization(no_git, {}, last_run=100.0).changed[LABEL]
-    assert not Localization(no_git, {}, last_run=100.0).changed[GROSS]
-    assert not Localization(no_git, {}, last_run=0.0).changed[LABEL], "no last run: nothing to compare with"
-    # With git, a function differing from HEAD changed since the last run only if its file was touched since.
-    at_head = shop_spectrum(label={"digest": "b2", "modified": 50.0})
-    assert not Localization(at_head, {}, last_run=100.0).changed[LABEL]
-    assert Localization(at_head, {}, last_run=0.0).changed[LABEL]
+    assert Localization(counted, {}).verdicts(GROUPS) == Localization(listed, {}).verdicts(GROUPS)
+
+
+def test_a_changed_function_a_failing_test_ran_keeps_its_earlier_digest_until_its_tests_pass() -> None:
+    spec = RunSpec()
+    before = History(digests={"shop/price.py::label": "b"}, files=("shop/price.py",))
+
+    failing = updated(
+        before, spec, {}, (), {"shop/price.py::label": "b2"}, ("shop/price.py",), {"shop/price.py::label": "run"}
+    )
+    assert failing.digests["shop/price.py::label"] == "b", "the next run still reads it as changed"
+
+    passing = updated(failing, spec, {}, (), {"shop/price.py::label": "b2"}, ("shop/price.py",))
+    assert passing.digests["shop/price.py::label"] == "b2"
 
 
 def test_a_second_pass_repeats_a_few_failures_of_each_symptom_in_turn() -> None:
@@ -294,3 +370,41 @@ async def test_the_second_pass_has_its_share_of_the_run_at_least_the_floor_at_mo
 
     assert LOCALIZE_FLOOR == 1.0
     assert [spec.seconds for spec in asked] == [seconds]
+
+
+def _helpers_spectrum(root_passing: int) -> tuple[Spectrum, dict[str, list[str]]]:
+    """Three symptoms, ten failures each: each runs a helper of its own (no passing test does) and one
+    shared function, which `root_passing` passing tests run too."""
+    root = CodeFunction(file="lib/core.py", name="convert", first=1, last=9)
+    helpers = tuple(CodeFunction(file=f"lib/h{i}.py", name="render", first=1, last=3) for i in range(3))
+    tests = [
+        Trace(node_id=f"tests/test_{i}.py::test_{n}", outcome="failed", functions=(0, i + 1))
+        for i in range(3)
+        for n in range(10)
+    ]
+    tests += [
+        Trace(node_id=f"tests/test_ok.py::test_{n}", outcome="passed", functions=(0,)) for n in range(root_passing)
+    ]
+    groups = {f"g{i}": [f"tests/test_{i}.py::test_{n}" for n in range(10)] for i in range(3)}
+    return Spectrum(functions=(root, *helpers), tests=tuple(tests), recorder="sys.monitoring"), groups
+
+
+def test_one_root_cause_under_many_symptoms_is_named_before_each_symptoms_local_helper() -> None:
+    spectrum, groups = _helpers_spectrum(root_passing=5)
+
+    verdicts = Localization(spectrum, {}).verdicts(groups)
+
+    # For each symptom alone the helper scores 1.0 and the root 0.82; over the run's 30 failures, the
+    # root 0.93 and each helper 0.58.
+    assert {spectrum.functions[v.ranked[0].function].file for v in verdicts.values()} == {"lib/core.py"}
+    assert not any(unambiguous(v) for v in verdicts.values()), "behind on its symptom's own score: named, not merged"
+
+
+def test_a_function_well_behind_on_a_symptom_is_not_lifted_by_failures_elsewhere() -> None:
+    spectrum, groups = _helpers_spectrum(root_passing=40)
+
+    verdicts = Localization(spectrum, {}).verdicts(groups)
+
+    # Now the shared function scores 0.45 for each symptom: three helpers, three bugs, kept apart.
+    tops = [spectrum.functions[v.ranked[0].function].file for v in verdicts.values()]
+    assert tops == ["lib/h0.py", "lib/h1.py", "lib/h2.py"]

@@ -106,11 +106,11 @@ async def test_one_wrong_value_is_one_cause_named_by_its_culprit_with_a_symptom_
     assert cause["culprit"] == culprit
     # One masked message at two assertion sites: one symptom, its first site, and the count of sites.
     assert [(s["count"], s["crash"], s["sites"]) for s in cause["symptoms"]] == [(3, "tests/test_price.py:4", 2)]
-    assert cause["since"] == {"new": 3}
+    assert cause["since"] == {"unknown": 3}, "the project's first run: nothing is known of before"
     assert result["localization"] == {"recorder": "fake", "repeated": 5, "seconds": 0.0}
 
 
-async def test_a_changed_function_reads_as_changed_on_the_next_run_only_and_comes_first() -> None:
+async def test_a_changed_function_stays_changed_until_its_tests_pass_and_comes_first() -> None:
     runner = shop().change(TOTAL)  # the cart's total changed, though the wrong value is gross_price's
 
     async with connect(runner, root=Path.cwd()) as client:
@@ -120,7 +120,8 @@ async def test_a_changed_function_reads_as_changed_on_the_next_run_only_and_come
         third = await structured(client.call_tool("execute_tests", {"node_ids": [CART]}))
 
     assert [(c["function"], c["changed"]) for c in first["culprits"]] == [("Cart.total", True)]
-    assert [(c["function"], c["changed"]) for c in second["culprits"]] == [("gross_price", False)]
+    # Its failing test has not passed since the edit: the edit is still the first suspect.
+    assert [(c["function"], c["changed"]) for c in second["culprits"]] == [("Cart.total", True)]
     assert [(c["function"], c["changed"]) for c in third["culprits"]] == [("Cart.total", True)]
     assert [group["since"] for group in second["groups"]] == [{"preexisting": 1}]  # zeros left out
 
@@ -288,3 +289,24 @@ async def test_a_function_whose_own_doctest_fails_is_still_blamed() -> None:
     assert isinstance(spectrum, Spectrum)
     assert spectrum.test_modules == ("tests/test_cart.py", "tests/test_price.py")  # not shop/price.py
     assert [culprit["function"] for culprit in result["culprits"]][:1] == ["gross_price"]
+
+
+async def test_the_culprit_of_new_failures_comes_before_one_whose_failures_were_already_there() -> None:
+    runner = FakeTestRunner()
+    runner.script(PRICE_10, "failed", message="assert 13.0 == 12.0", line=4, runs=[GROSS])
+    runner.script(PRICE_20, "failed", message="assert 25.0 == 24.0", line=4, runs=[GROSS])
+    runner.script(NET_TEST, line=8, runs=[NET])
+    runner.script(ELSEWHERE, runs=[NET])
+
+    async with connect(runner, root=Path.cwd()) as client:
+        await structured(client.call_tool("execute_tests", {}))  # gross_price's two failures, first seen
+        runner.script(NET_TEST, "failed", message="assert 9.0 == 10.0", line=8, runs=[NET])
+        result = await structured(client.call_tool("execute_tests", {}))
+        text = (await client.call_tool("execute_tests", {})).content[0].text  # type: ignore[union-attr]
+
+    # net_price's failure is the agent's own; gross_price's were there before, more numerous as they are.
+    assert [(c["function"], c.get("preexisting", False)) for c in result["culprits"]] == [
+        ("net_price", False),
+        ("gross_price", True),
+    ]
+    assert "; its failures were already failing" in text

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 
 from pytest_mcp.domain.groups import failure_groups, signature_of, symptom_groups
 from pytest_mcp.domain.history import History, since, updated
-from pytest_mcp.domain.localization import MAX_CULPRITS, Localization, Spectrum, Verdict, is_test_code
+from pytest_mcp.domain.localization import (
+    MAX_CULPRITS,
+    CodeState,
+    Localization,
+    Spectrum,
+    Verdict,
+    changed_untested,
+    is_test_code,
+)
 from pytest_mcp.domain.models import Culprit, FailureGroup, LocalizationNote, ReportedTest, Since
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.domain.runs import LocalizeSpec, RunSpec
@@ -28,6 +36,7 @@ class Causes:
     culprits: tuple[Culprit, ...]
     note: LocalizationNote | None
     full_groups: tuple[FailureGroup, ...]
+    untested: tuple[str, ...] = ()
 
 
 def unambiguous(verdict: Verdict) -> bool:
@@ -55,28 +64,46 @@ class NameCauses:
         self._runner = runner
         self._policy = policy
 
-    async def forget(self, spec: RunSpec, reports: Sequence[ReportedTest], history: RunHistory | None) -> None:
+    async def forget(
+        self,
+        spec: RunSpec,
+        reports: Sequence[ReportedTest],
+        history: RunHistory | None,
+        code: CodeState | None,
+        recorded: Spectrum | None = None,
+    ) -> tuple[str, ...]:
         """A run whose failures are not read by cause (nothing failed, or `detail` was `summary`) still
-        tells the history which tests failed and which it ran and did not fail."""
+        tells the history which tests failed, which it ran and did not fail, and its code's digests:
+        a later edit is one made since this run. It answers the changed functions no test entered."""
         if history is None:
-            return
+            return ()
         previous = await history.recall()
         signatures = _signatures(reports)
         flaky = {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
-        # What changed since this run cannot be told without reading the code: the next failing run
-        # compares with git's HEAD instead of a record that may be stale.
-        following = updated(previous, spec, signatures, flaky, {}).model_copy(update={"digests": {}})
-        await history.remember(following)  # every run: a later edit is one made since this run
+        code = code or CodeState()
+        untested = changed_untested(code, recorded, previous.digests, previous.files, previous.heads)
+        await history.remember(updated(previous, spec, signatures, flaky, code.digests, code.files))
+        return untested
 
     async def __call__(
-        self, spec: RunSpec, duration: float, reports: Sequence[ReportedTest], history: RunHistory | None
+        self,
+        spec: RunSpec,
+        duration: float,
+        reports: Sequence[ReportedTest],
+        history: RunHistory | None,
+        recorded: Spectrum | None = None,
+        code: CodeState | None = None,
     ) -> Causes:
+        """`recorded` is the run's own spectrum, where it could record one (Python 3.12 and later): then
+        nothing runs again. Without it, a second pass records the failing tests and their modules."""
         symptoms = symptom_groups(reports)
         failing = [node_id for members in symptoms.values() for node_id in members]
         previous = await history.recall() if history is not None else History()
         spectrum: Spectrum | str = "no test failed"
         seconds = min(max(self._policy.localize * duration, LOCALIZE_FLOOR), self._policy.localize_max_seconds)
-        if failing and self._policy.localize > 0:
+        if failing and self._policy.localize > 0 and recorded is not None:
+            spectrum = recorded
+        elif failing and self._policy.localize > 0:
             # In the order the run reached them: a src-layout project may import its package through
             # the first module pytest collects (a doctest module), before its tests' modules need it.
             modules = tuple(dict.fromkeys(test.node_id.split("::", 1)[0] for test in reports if test.is_failure))
@@ -86,7 +113,7 @@ class NameCauses:
         elif failing:
             spectrum = "localization is off (--localize 0)"
         localization = Localization(
-            spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.last_run
+            spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.files, previous.heads
         )
         verdicts = localization.verdicts(symptoms)
         causes = {
@@ -102,7 +129,7 @@ class NameCauses:
             for signature in map(signature_of, reports)
         }
 
-        def labelled(members: Sequence[ReportedTest]) -> Since:
+        def labelled(members: Sequence[ReportedTest]) -> Since | None:
             return since(members, signatures, previous, flaky_now)
 
         # A wrong value surfaces at every assertion that uses it: those symptoms may be one cause. A
@@ -112,9 +139,13 @@ class NameCauses:
         groups = failure_groups(reports, causes, labelled, merge=merge)
         full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
         culprits = _culprits(groups, verdicts, localization)
+        code = code or CodeState()
+        untested = changed_untested(code, recorded, previous.digests, previous.files, previous.heads)
         if history is not None:
-            await history.remember(updated(previous, spec, signatures, flaky_now, localization.digests()))
-        return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), bool(failing)), full)
+            digests = {**code.digests, **localization.digests()}
+            implicated = localization.implicated()
+            await history.remember(updated(previous, spec, signatures, flaky_now, digests, code.files, implicated))
+        return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), bool(failing)), full, untested)
 
 
 REPEATED_PER_SYMPTOM = 10
@@ -140,16 +171,32 @@ def _signatures(reports: Sequence[ReportedTest]) -> dict[str, str]:
 def _culprits(
     groups: tuple[FailureGroup, ...], verdicts: dict[str, Verdict], localization: Localization
 ) -> tuple[Culprit, ...]:
-    """The top culprits of the groups that have one, the most failures first; then the strong but tied."""
-    found: dict[str, Culprit] = {}
+    """The top culprits of the groups that have one, the most failures first; then the strong but tied.
+    Those whose failures were all already failing come after the rest, marked so: an agent's own new
+    failures are the question of the moment."""
+    found: dict[str, tuple[Culprit, list[Since | None]]] = {}
     for group in groups:
         if group.culprit is not None:
-            found.setdefault(group.culprit.where, group.culprit)
-    for verdict in sorted(verdicts.values(), key=lambda v: -v.repeated):
+            found.setdefault(group.culprit.where, (group.culprit, []))[1].append(group.since)
+    listed = {group.id: group for group in groups}
+    for group_id, verdict in sorted(verdicts.items(), key=lambda item: -item[1].repeated):
         if verdict.strong and not unambiguous(verdict):
             culprit = localization.culprit(verdict.ranked[0])
-            found.setdefault(culprit.where, culprit)
-    return tuple(found.values())[:MAX_CULPRITS]
+            labels = found.setdefault(culprit.where, (culprit, []))[1]
+            if group_id in listed:
+                labels.append(listed[group_id].since)
+    ordered = sorted(found.values(), key=lambda entry: _only_preexisting(entry[1]))
+    marked = (
+        culprit.model_copy(update={"preexisting": True}) if _only_preexisting(labels) else culprit
+        for culprit, labels in ordered
+    )
+    return tuple(marked)[:MAX_CULPRITS]
+
+
+def _only_preexisting(labels: Sequence[Since | None]) -> bool:
+    return bool(labels) and all(
+        label is not None and label.preexisting and not (label.new or label.unknown or label.flaky) for label in labels
+    )
 
 
 def _note(
@@ -162,13 +209,17 @@ def _note(
     reasons = []
     if not grouped and not any(verdict.strong for verdict in verdicts.values()):
         if not any(verdict.repeated for verdict in verdicts.values()):
-            reasons.append("no failure was repeated")
+            reasons.append("no failing test was recorded" if spectrum.in_run else "no failure was repeated")
         elif not any(verdict.ranked for verdict in verdicts.values()):
             reasons.append("the failing tests ran no project code outside the tests")
         else:
             reasons.append("no function stands out")
     if spectrum.stopped:
         reasons.append("the second pass hit its time limit")
+    if spectrum.in_run:  # nothing ran again: the run recorded itself
+        return LocalizationNote(
+            recorder=f"{spectrum.recorder}, in the run", repeated=0, seconds=0.0, reason="; ".join(reasons)
+        )
     return LocalizationNote(
         recorder=spectrum.recorder, repeated=len(spectrum.tests), seconds=spectrum.seconds, reason="; ".join(reasons)
     )

@@ -129,11 +129,14 @@ class ExecuteTests(Generic[T]):
 
         tests, groups, reasons = _listed(request, report.tests)
         causes = None
+        untested: tuple[str, ...] = ()
         if request.detail != "summary" and any(test.is_failure for test in report.tests):
-            causes = await self._causes(spec, report.duration, _shown(request, report.tests), history)
+            shown = _shown(request, report.tests)
+            causes = await self._causes(spec, report.duration, shown, history, report.spectrum, report.code)
             groups = tuple(_with_bare_representative(group) for group in causes.groups)
+            untested = causes.untested
         else:
-            await self._causes.forget(spec, report.tests, history)
+            untested = await self._causes.forget(spec, report.tests, history, report.code, report.spectrum)
         clean = exit_code in (0, 5) and not report.collection_errors
         failures_listed = not clean and request.detail != "summary"
         # A clean run's counts say all there is: no output to read, no command to reproduce. Groups
@@ -160,6 +163,7 @@ class ExecuteTests(Generic[T]):
             stopped_processes=_stopped(report.stopped_processes),
             culprits=causes.culprits if causes is not None else (),
             localization=causes.note if causes is not None else None,
+            changed_untested=untested,
             **dict(report.facts),  # the answer's RunFacts fields are the report's, whatever they are
         )
         kept = kept_reports(report.tests)

@@ -15,38 +15,50 @@ from pytest_mcp.domain.runs import RunSpec
 
 MAX_FAILING = 10_000
 MAX_FLAKY = 1_000
-MAX_DIGESTS = 10_000
+MAX_DIGESTS = 50_000
+MAX_FILES = 5_000
 
 
 class History(_Value):
     """What the project's previous runs left: its failing tests and how they failed, the tests seen
-    flaky, and the digests of the functions the last localization read."""
+    flaky, and the digests of the functions of the files they imported, as their tests last passed."""
 
     failing: dict[str, str] = Field(
         default_factory=dict, description="Node id -> the signature group id of its failure in the last run it ran in."
     )
     flaky: tuple[str, ...] = Field((), description="Node ids seen flaky, the most recent last.")
     digests: dict[str, str] = Field(
-        default_factory=dict, description="`file::function` -> a digest of its code, at the last localization."
+        default_factory=dict,
+        description="`file::function` -> a digest of its code at the last run, or, for a changed function a "
+        "failing test ran, at the last run before its change.",
+    )
+    files: tuple[str, ...] = Field((), description="The files whose functions `digests` holds.")
+    heads: tuple[str, ...] = Field(
+        (), description="Functions that differed from git's HEAD when a failing test ran them: still read against it."
     )
     last_run: float = Field(0.0, description="When the last run ended, in seconds since the epoch; 0: never.")
 
 
 def since(
     members: Sequence[ReportedTest], signatures: Mapping[str, str], history: History, flaky_now: Iterable[str]
-) -> Since:
-    """How a group's tests stand against the history: flaky (now or before), else already failing the
-    same way, else new. `signatures` gives each failing node id its signature group's id in this run."""
+) -> Since | None:
+    """How a group's failing tests stand against the history: flaky (now or before), else already failing
+    the same way, else new; in the project's first run, none of these can be told. An xpass is no
+    failure and is not labelled: a group of xpasses has no label. `signatures` gives each failing node
+    id its signature group's id in this run."""
     flaky = set(flaky_now) | set(history.flaky)
-    counts = {"new": 0, "preexisting": 0, "flaky": 0}
-    for node_id in dict.fromkeys(test.node_id for test in members):
+    counts = {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 0}
+    first_run = not history.last_run
+    for node_id in dict.fromkeys(test.node_id for test in members if test.is_failure):
         if node_id in flaky:
             counts["flaky"] += 1
         elif node_id in history.failing and history.failing[node_id] == signatures.get(node_id):
             counts["preexisting"] += 1
+        elif first_run:
+            counts["unknown"] += 1
         else:
             counts["new"] += 1
-    return Since(**counts)
+    return Since(**counts) if any(counts.values()) else None
 
 
 def _in_scope(node_id: str, spec: RunSpec) -> bool:
@@ -69,20 +81,33 @@ def updated(
     signatures: Mapping[str, str],
     flaky_now: Iterable[str],
     digests: Mapping[str, str],
+    files: Iterable[str] = (),
+    implicated: Mapping[str, str] | None = None,
 ) -> History:
     """The history after this run: its failures (node id -> signature) replace what it ran, the newly
-    flaky are added, and the digests it read replace theirs; each part cut to its bound, oldest first."""
+    flaky are added, and the digests it read replace theirs, except those of the `implicated`
+    functions (changed, and run by a failing test), which keep the digest from before their change;
+    each part cut to its bound, oldest first."""
     failing = {node_id: sig for node_id, sig in history.failing.items() if not _in_scope(node_id, spec)}
     for node_id in list(failing):
         if node_id in signatures:
             del failing[node_id]  # re-added below, as the most recent
     failing.update(signatures)
     flaky = [node_id for node_id in history.flaky if node_id not in set(flaky_now)] + list(dict.fromkeys(flaky_now))
-    merged = {key: value for key, value in history.digests.items() if key not in digests}
-    merged.update(digests)
+    # An implicated function keeps what it changed since: its digest from before the change, or none
+    # (the next run compares it with git's HEAD again, or reads it as new in its file).
+    held = dict(implicated or {})
+    fresh = {key: value for key, value in digests.items() if key not in held}
+    merged = {key: value for key, value in history.digests.items() if key not in fresh}
+    merged.update(fresh)
+    heads = [key for key in history.heads if key not in fresh and held.get(key, "head") == "head"]
+    heads += [key for key, basis in held.items() if basis == "head" and key not in set(heads)]
+    read = list(dict.fromkeys([*(file for file in history.files if file not in set(files)), *files]))
     return History(
         failing=dict(list(failing.items())[-MAX_FAILING:]),
         flaky=tuple(flaky[-MAX_FLAKY:]),
         digests=dict(list(merged.items())[-MAX_DIGESTS:]),
+        files=tuple(read[-MAX_FILES:]),
+        heads=tuple(heads[-MAX_FLAKY:]),
         last_run=history.last_run,
     )

@@ -1,9 +1,10 @@
 """Which code most likely broke: a function-level spectrum ranked per symptom (ADR 0020). Pure.
 
-A second pass records, for each test it repeats, the project functions the test entered. A
-function that every failing test of a symptom ran, and few passing tests did, is a likely cause
-(Ochiai's coefficient). A function changed since the project's last run (or since git's HEAD)
-that the failing tests ran comes first: a regression is almost always in what changed.
+The run itself records (a second pass, where the interpreter cannot), for each test, the project
+functions it entered. A function that every failing test of a symptom ran, and few passing tests
+did, is a likely cause (Ochiai's coefficient). A function changed since its tests last passed (or
+since git's HEAD, where no run saw it) that the failing tests ran comes first: a regression is
+almost always in what changed.
 """
 
 from __future__ import annotations
@@ -23,26 +24,37 @@ MAX_CULPRITS = 3
 STRONG = 0.5
 """The least Ochiai score a top culprit needs for its symptom to be grouped by it."""
 _TIED = 1e-9
+CLOSE = 0.8
+"""A candidate whose score for a symptom is at least this share of the best one's is ranked by what the
+run's failures say as a whole (ADR 0020)."""
 _TEST_DIRECTORIES = frozenset({"tests", "test"})
 
 
 class CodeFunction(_Value):
-    """A project function a repeated test entered."""
+    """A project function a recorded test entered."""
 
     file: str = Field(description="Relative to the root, with '/'.")
     name: str = Field(description="Its qualified name, e.g. `Price.gross`.")
     first: int
     last: int
+    ordinal: int = Field(
+        1, ge=1, description="Which definition of the name in its file, in order: a property's setter is the 2nd."
+    )
     digest: str | None = Field(None, description="A digest of its code now (its syntax tree, not its layout).")
     head: str | None = Field(
         None, description="The same digest at git's HEAD; None when there is no git, or it is new since."
     )
     at_head: bool = Field(False, description="Whether git's HEAD was read for it (head None then means new).")
-    modified: float | None = Field(None, description="Its file's modification time, in seconds since the epoch.")
+    trivial: bool = Field(
+        False, description="An accessor: its body only returns a name, an attribute or a constant (or passes)."
+    )
+    passing: int = Field(
+        0, ge=0, description="Passing tests that entered it and are not listed in the spectrum's tests."
+    )
 
     @property
     def key(self) -> str:
-        return f"{self.file}::{self.name}"
+        return code_key(self.file, self.name, self.ordinal)
 
     @property
     def lines(self) -> str:
@@ -57,15 +69,32 @@ class Trace(_Value):
     functions: tuple[int, ...] = ()
 
 
+def code_key(file: str, name: str, ordinal: int = 1) -> str:
+    """`file::name`, and `#2`, `#3`... for a name defined again in the same file: what digests are kept by."""
+    return f"{file}::{name}" if ordinal == 1 else f"{file}::{name}#{ordinal}"
+
+
 class Spectrum(_Value):
-    """What a second pass recorded."""
+    """What a run recorded of itself, or what a second pass recorded."""
 
     functions: tuple[CodeFunction, ...] = ()
     tests: tuple[Trace, ...] = ()
+    passing_total: int = Field(
+        0, ge=0, description="Passing tests not listed in `tests`, counted per function in `CodeFunction.passing`."
+    )
     test_modules: tuple[str, ...] = Field((), description="Files that hold tests: test code, never blamed.")
     recorder: str = ""
+    in_run: bool = Field(False, description="Recorded by the run itself, not by a second pass: nothing was repeated.")
     stopped: str | None = Field(None, description="Why the pass stopped before every test ran, if it did.")
     seconds: float = 0.0
+
+
+class CodeState(_Value):
+    """The digests of the functions of the project files a run imported, on every run: what tells, on
+    the next, which functions changed since (ADR 0020)."""
+
+    digests: dict[str, str] = Field(default_factory=dict, description="`code_key` -> a digest of its syntax tree.")
+    files: tuple[str, ...] = Field((), description="The files read: a function new in one of them is new code.")
 
 
 def is_test_code(path: str, test_modules: Iterable[str]) -> bool:
@@ -88,6 +117,7 @@ class Ranked:
     passing: int
     passing_total: int
     elsewhere: int  # failing tests of other symptoms that ran it
+    overall: float = 0.0  # Ochiai over every failing test of the run, not only this symptom's
 
 
 @dataclass(frozen=True)
@@ -100,29 +130,83 @@ class Verdict:
     flaky: tuple[str, ...]  # its failing tests that passed when repeated
 
 
-def changed_since(function: CodeFunction, last_digests: Mapping[str, str], last_run: float = 0.0) -> bool:
-    """Changed since the project's last run: against the digest it recorded; without one, against git's
-    HEAD, where its file was touched since the last run (or there was none); without git, its file
-    touched since the last run (the whole file's functions, then: the spectrum ranks them)."""
+ChangeBasis = Literal["run", "new", "head"]
+
+
+def changed_since(
+    function: CodeFunction,
+    last_digests: Mapping[str, str],
+    last_files: Iterable[str] = (),
+    held_at_head: Iterable[str] = (),
+) -> ChangeBasis | None:
+    """What a function changed since, if it did: `run`, the digest an earlier run recorded (the last one,
+    or, while a failing test runs it, the one from before its change); `head`, git's HEAD, for a
+    function no run saw, or one that differed from HEAD while a failing test has run it since; `new`,
+    a function new in a file an earlier run read. Without git, a function no run saw cannot be told
+    changed, and nothing is claimed."""
     if function.digest is None:
-        return False
+        return None
     if function.key in last_digests:
-        return last_digests[function.key] != function.digest
-    touched = function.modified is not None and last_run > 0 and function.modified > last_run
-    if function.at_head:
-        return function.head != function.digest and (touched or not last_run)
-    return touched
+        return "run" if last_digests[function.key] != function.digest else None
+    if function.key not in set(held_at_head) and function.file in set(last_files):
+        return "new"
+    if function.at_head and function.head != function.digest:
+        return "head"
+    return None
+
+
+MAX_UNTESTED = 5
+
+
+def changed_untested(
+    code: CodeState,
+    spectrum: Spectrum | None,
+    last_digests: Mapping[str, str],
+    last_files: Iterable[str] = (),
+    held_at_head: Iterable[str] = (),
+) -> tuple[str, ...]:
+    """Functions of the imported project files changed since an earlier run here that no test of this run
+    entered, at most MAX_UNTESTED, in file order: what an edit the suite passes may have left untried.
+    Only a run that recorded every test itself can tell (Python 3.12 and later)."""
+    if spectrum is None or not spectrum.in_run:
+        return ()
+    entered = {function.key for function in spectrum.functions}
+    files, heads = frozenset(last_files), frozenset(held_at_head)
+    found = []
+    for key, digest in code.digests.items():
+        if key in entered:
+            continue
+        if key in last_digests:
+            changed = last_digests[key] != digest
+        else:
+            changed = key.split("::", 1)[0] in files and key not in heads
+        if changed:
+            found.append(key)
+            if len(found) == MAX_UNTESTED:
+                break
+    return tuple(found)
 
 
 class Localization:
     """The spectrum read against the first run's symptom groups."""
 
-    def __init__(self, spectrum: Spectrum, last_digests: Mapping[str, str], last_run: float = 0.0) -> None:
+    def __init__(
+        self,
+        spectrum: Spectrum,
+        last_digests: Mapping[str, str],
+        last_files: Iterable[str] = (),
+        held_at_head: Iterable[str] = (),
+    ) -> None:
         self.spectrum = spectrum
         self._traces = {trace.node_id: trace for trace in spectrum.tests}
-        blamable = [not is_test_code(function.file, spectrum.test_modules) for function in spectrum.functions]
-        self._blamable = blamable
-        self.changed = tuple(changed_since(function, last_digests, last_run) for function in spectrum.functions)
+        files, heads = frozenset(last_files), frozenset(held_at_head)
+        self.basis = tuple(changed_since(function, last_digests, files, heads) for function in spectrum.functions)
+        self.changed = tuple(basis is not None for basis in self.basis)
+        # Test code is never blamed; nor is an accessor, unless it changed: every caller of a value runs it.
+        self._blamable = [
+            not is_test_code(function.file, spectrum.test_modules) and (changed or not function.trivial)
+            for function, changed in zip(spectrum.functions, self.changed, strict=True)
+        ]
 
     def verdicts(self, groups: Mapping[str, Sequence[str]]) -> dict[str, Verdict]:
         """Each group's ranked culprits: its failing tests that failed again, against every test that passed.
@@ -144,13 +228,15 @@ class Localization:
             for trace in traces:
                 for function in set(trace.functions):
                     ran_by[function] = ran_by.get(function, 0) + 1
-        passed_by: dict[int, int] = {}
+        # A run's own spectrum counts its passing tests per function; a second pass lists them.
+        passed_by = {index: f.passing for index, f in enumerate(self.spectrum.functions) if f.passing}
         for trace in passing:
             for function in set(trace.functions):
                 passed_by[function] = passed_by.get(function, 0) + 1
+        passing_total = len(passing) + self.spectrum.passing_total
         verdicts = {}
         for group_id, traces in again.items():
-            ranked = self._ranked(traces, passed_by, len(passing), ran_by)
+            ranked = self._ranked(traces, passed_by, passing_total, ran_by)
             verdicts[group_id] = Verdict(ranked, _strong(ranked), len(traces), tuple(flaky[group_id]))
         return verdicts
 
@@ -164,34 +250,49 @@ class Localization:
             for function in set(trace.functions):
                 if self._blamable[function]:
                     counts[function] = counts.get(function, 0) + 1
+        every_failure = sum(1 for trace in self.spectrum.tests if trace.outcome == "failed") or len(failing)
         candidates = []
         for function, ef in counts.items():
             ep = passed_by.get(function, 0)
-            score = ef / math.sqrt(len(failing) * (ef + ep))
+            everywhere = max(ran_by.get(function, 0), ef)
             candidates.append(
                 Ranked(
                     function,
                     self.changed[function],
-                    score,
+                    ef / math.sqrt(len(failing) * (ef + ep)),
                     ef,
                     len(failing),
                     ep,
                     passing_total,
                     ran_by.get(function, 0) - ef,
+                    everywhere / math.sqrt(every_failure * (everywhere + ep)),
                 )
             )
-        # Changed code first; then the score; on a tie, the function more of the run's failures share
-        # (one bug, many symptoms), then the one fewer passing tests run, then the smaller.
-        candidates.sort(
-            key=lambda r: (
+        # Changed code first. Then, among the candidates about as good as the best for this symptom,
+        # the one the run's failures point at as a whole: one root cause under many symptoms beats
+        # each symptom's local helper (a candidate well behind on this symptom is not lifted by
+        # failures elsewhere: a second bug stays apart). Then the score; on a tie, the function more
+        # of the run's failures share, then the one fewer passing tests run, then the smaller.
+        best = {
+            changed: max((r.score for r in candidates if r.changed == changed), default=0.0)
+            for changed in (True, False)
+        }
+
+        def key(r: Ranked) -> tuple[bool, bool, float, float, int, int, int, str]:
+            close = r.score >= CLOSE * best[r.changed] - _TIED
+            function = self.spectrum.functions[r.function]
+            return (
                 not r.changed,
+                not close,
+                -round(r.overall, 6) if close else 0.0,
                 -round(r.score, 6),
                 -r.elsewhere,
                 r.passing,
-                self.spectrum.functions[r.function].last - self.spectrum.functions[r.function].first,
-                self.spectrum.functions[r.function].key,
+                function.last - function.first,
+                function.key,
             )
-        )
+
+        candidates.sort(key=key)
         return tuple(candidates)
 
     def culprit(self, ranked: Ranked) -> Culprit:
@@ -206,11 +307,22 @@ class Localization:
             passing=ranked.passing,
             passing_total=ranked.passing_total,
             changed=ranked.changed,
+            changed_since=self.basis[ranked.function],
         )
 
     def digests(self) -> dict[str, str]:
         """The functions' digests now, for the next run to tell what changed."""
         return {function.key: function.digest for function in self.spectrum.functions if function.digest}
+
+    def implicated(self) -> dict[str, ChangeBasis]:
+        """The changed functions a failing test ran, with what they changed since: their change is not yet
+        shown good, so the next run still compares them with the same (their tests last passed there)."""
+        failing = {f for trace in self.spectrum.tests if trace.outcome == "failed" for f in trace.functions}
+        return {
+            self.spectrum.functions[index].key: basis
+            for index in sorted(failing)
+            if (basis := self.basis[index]) is not None
+        }
 
 
 def _strong(ranked: tuple[Ranked, ...]) -> bool:

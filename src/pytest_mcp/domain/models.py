@@ -207,7 +207,19 @@ class Culprit(_Value):
     failing_total: int = Field(description="Failing tests repeated.")
     passing: int = Field(description="Passing tests that ran it.")
     passing_total: int = Field(description="Passing tests run in the repeat.")
-    changed: bool = Field(description="Changed since this project's last run (or git's HEAD when there is none).")
+    changed: bool = Field(
+        description="Changed since its tests last passed in this project's runs here, or, where no run read "
+        "it, since git's HEAD (see `changed_since`)."
+    )
+    changed_since: Literal["run", "new", "head"] | None = Field(
+        None,
+        description="With changed: `run`, its code differs from the last run here that its tests passed; `new`, "
+        "it is new in a file an earlier run read; `head`, no run here read it, and it differs from git's HEAD.",
+    )
+
+    preexisting: bool = Field(
+        False, description="Every failure it is named for was already failing, the same way, before this run."
+    )
 
     @property
     def where(self) -> str:
@@ -216,11 +228,11 @@ class Culprit(_Value):
     def evidence(self) -> str:
         """`run by all 235 failing tests and 9 % of the passing ones; changed since the last run`."""
         noun = "test" if self.failing_total == 1 else "tests"
+        old = "; its failures were already failing" if self.preexisting else ""
         if self.failing_total == 1:
-            return f"run by the failing test and {self._passing()}{self._changed()}"
-        return (
-            f"run by {_share(self.failing, self.failing_total)} failing {noun} and {self._passing()}{self._changed()}"
-        )
+            return f"run by the failing test and {self._passing()}{self._changed()}{old}"
+        share = _share(self.failing, self.failing_total)
+        return f"run by {share} failing {noun} and {self._passing()}{self._changed()}{old}"
 
     def _passing(self) -> str:
         if not self.passing_total:
@@ -228,7 +240,12 @@ class Culprit(_Value):
         return f"{round(100 * self.passing / self.passing_total)} % of the {self.passing_total:,} passing ones"
 
     def _changed(self) -> str:
-        return "; changed since the last run" if self.changed else ""
+        if not self.changed:
+            return ""
+        return {
+            "new": "; new since the last run",
+            "head": "; changed since git's HEAD",
+        }.get(self.changed_since or "", "; changed since its tests last passed")
 
 
 class Symptom(_Value):
@@ -253,12 +270,16 @@ class Since(_Value):
         description="Tests that are flaky: they passed when repeated, passed on a rerun, or their outcome changed "
         "while nothing they run changed.",
     )
+    unknown: int = Field(
+        0, description="Tests failing in the project's first run here: there is no earlier run to compare with."
+    )
 
     def words(self) -> str:
         parts = [
             (self.new, "newly fail", "newly fails"),
             (self.preexisting, "were already failing", "was already failing"),
             (self.flaky, "are flaky", "is flaky"),
+            (self.unknown, "no earlier run", "no earlier run"),
         ]
         shown = [(count, many, one) for count, many, one in parts if count]
         if len(shown) == 1:
@@ -542,6 +563,12 @@ class _RunAnswer(_Value):
     )
     localization: LocalizationNote | None = Field(
         None, description="With failures: how the culprits were found, or why none is named."
+    )
+    changed_untested: tuple[str, ...] = Field(
+        (),
+        description="Functions (`file::name`) changed since an earlier run here that no test of this run "
+        "entered, at most 5 (ADR 0020): an edit the suite passes may still be untried. Only a run that "
+        "records itself tells (Python 3.12 and later).",
     )
     members: tuple[str, ...] = Field(
         (), description="In get_test_run's answer with group: this page of the group's member ids."

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from pytest_mcp.domain.localization import CodeState, Spectrum
 from pytest_mcp.domain.models import (
     CollectedTest,
     CollectionError,
@@ -122,6 +123,14 @@ class RunReport(_Value):
         (), description="Command lines of the processes the tests left running, which were stopped at the end."
     )
     facts: RunFacts = Field(RunFacts(), description="What pytest's process learnt besides the reports (ADR 0019).")
+    spectrum: Spectrum | None = Field(
+        None,
+        description="The functions each test entered, recorded by the run itself (ADR 0020); None where the "
+        "interpreter cannot record them (before Python 3.12): a second pass records them then.",
+    )
+    code: CodeState | None = Field(
+        None, description="The digests of the functions of the project files the run imported (ADR 0020)."
+    )
 
 
 class CollectionReport(_Value):

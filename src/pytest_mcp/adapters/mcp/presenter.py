@@ -106,6 +106,8 @@ def _render_culprits(result: RunResult) -> list[str]:
     note = result.localization
     if note is not None and note.reason:
         lines.append(f"culprits: {note.reason}" if result.culprits else f"no culprit named: {note.reason}")
+    if result.changed_untested:
+        lines.append(f"changed, run by no test: {', '.join(result.changed_untested)}")
     return lines
 
 

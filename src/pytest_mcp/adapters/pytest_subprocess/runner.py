@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import anyio
+
 from pytest_mcp.adapters.pytest_options import COVERAGE_PLACEHOLDER, collect_options, run_options
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.pytest_subprocess.containment import read_warden
@@ -27,9 +29,15 @@ from pytest_mcp.adapters.pytest_subprocess.process import (
 )
 from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressFollower, read_coverage, read_report
 from pytest_mcp.adapters.pytest_subprocess.sandbox import BWRAP_ERROR_PREFIX, BubblewrapSandbox
-from pytest_mcp.adapters.pytest_subprocess.spectrum import read_spectrum, with_digests
+from pytest_mcp.adapters.pytest_subprocess.spectrum import (
+    ProjectCode,
+    RunRecording,
+    read_run_spectrum,
+    read_spectrum,
+    with_digests,
+)
 from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory, taking_turns
-from pytest_mcp.domain.localization import Spectrum
+from pytest_mcp.domain.localization import CodeState, Spectrum
 from pytest_mcp.domain.models import CoverageReport
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
@@ -42,7 +50,6 @@ PLUGIN_FILES = (
     "_pytest_mcp_warden.py",
     *(f"{name}.py" for name in protocol.OWN_PLUGINS),
     f"{protocol.TESTMON_PLUGIN}.py",
-    f"{protocol.SPECTRUM_PLUGIN}.py",
     f"{protocol.SANDBOX_PLUGIN}.py",
 )
 """Copied from the package into each run's private directory, where the bootstrap loads them."""
@@ -77,6 +84,7 @@ class _Run:
     refused: Termination | None = None  # nothing was started: the OS would refuse the command
     stopped: tuple[str, ...] = ()  # processes the run left behind, which its warden stopped
     spectrum: Spectrum | None = None  # a second pass's (ADR 0020)
+    recording: RunRecording | None = None  # what a run recorded of itself (ADR 0020)
 
 
 class SubprocessPytestRunner(TestRunner):
@@ -104,6 +112,7 @@ class SubprocessPytestRunner(TestRunner):
         self._limits = limits or OutputLimits()
         self._rlimits = (resource_limits or ResourceLimits()).bootstrap_argument()
         self._max_report_bytes = max_report_bytes
+        self._code = ProjectCode(root)
         plugin = resources.files("pytest_mcp.adapters.pytest_subprocess").joinpath("_plugin")
         self._plugin_files = {name: plugin.joinpath(name).read_bytes() for name in PLUGIN_FILES}
         self._bootstrap = plugin.joinpath("_pytest_mcp_bootstrap.py").read_text(encoding="utf-8")
@@ -115,6 +124,7 @@ class SubprocessPytestRunner(TestRunner):
         if spec.coverage:
             required.append("pytest_cov=pytest-cov")
         private_options = [protocol.OPTION_PASSED] if spec.include_passed else []
+        private_options.append(f"{protocol.OPTION_SPECTRUM_RUN}={_WORKDIR}/{_SPECTRUM_DIR}")
         if spec.progress and progress is not None:
             private_options.append(protocol.OPTION_PROGRESS)
         if spec.facts:
@@ -141,6 +151,7 @@ class SubprocessPytestRunner(TestRunner):
                 progress=progress if spec.progress else None,
                 writable=writable,
             )
+        spectrum, code = await self._recorded(run)
         return RunReport(
             termination=run.refused or self._termination(run.outcome, python=run.python),
             command=_reproducible(run.command, run.parsed.reproduce),
@@ -153,7 +164,23 @@ class SubprocessPytestRunner(TestRunner):
             coverage=run.coverage,
             stopped_processes=run.stopped,
             facts=run.parsed.facts,
+            spectrum=spectrum,
+            code=code,
         )
+
+    async def _recorded(self, run: _Run) -> tuple[Spectrum | None, CodeState | None]:
+        """The run's own spectrum, its functions named and digested (against git's HEAD too where a test
+        failed: ranking needs it then only), and the digests of every function of the project files it
+        imported (ADR 0020)."""
+        recording = run.recording
+        if recording is None:
+            return None, None
+        code = await anyio.to_thread.run_sync(self._code.state, recording.imported)
+        spectrum = recording.spectrum
+        if spectrum is not None:
+            failed = any(trace.outcome == "failed" for trace in spectrum.tests)
+            spectrum = await with_digests(spectrum, self._code, self._root, head=failed)
+        return spectrum, code
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
         targets = (spec.path,) if spec.path is not None else ()
@@ -194,8 +221,6 @@ class SubprocessPytestRunner(TestRunner):
             f"cache_dir={_WORKDIR}/cache",
         ]
         private = [
-            "-p",
-            protocol.SPECTRUM_PLUGIN,
             f"{protocol.OPTION_SPECTRUM}={_WORKDIR}/spectrum.jsonl",
             f"{protocol.OPTION_SPECTRUM_FIRST}={_WORKDIR}/first.txt",
             f"{protocol.OPTION_SPECTRUM_DEADLINE}={deadline:.3f}",
@@ -210,7 +235,7 @@ class SubprocessPytestRunner(TestRunner):
         )
         if run.refused is not None or run.spectrum is None or not run.spectrum.tests:
             return _why_nothing(run, spec.seconds)
-        spectrum = await with_digests(run.spectrum, self._root)
+        spectrum = await with_digests(run.spectrum, self._code, self._root)
         return spectrum.model_copy(update={"seconds": time.monotonic() - started})
 
     async def _pytest(
@@ -232,6 +257,8 @@ class SubprocessPytestRunner(TestRunner):
         try:
             for name, source in self._plugin_files.items():
                 (workdir / name).write_bytes(source)
+            recording_dir = workdir / _SPECTRUM_DIR
+            recording_dir.mkdir()
             if first is not None:
                 (workdir / "first.txt").write_text("".join(f"{node_id}\n" for node_id in first), encoding="utf-8")
             options = [option.replace(_WORKDIR, str(workdir)) for option in options]
@@ -289,10 +316,20 @@ class SubprocessPytestRunner(TestRunner):
             coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
             parsed = read_report(report_path, self._max_report_bytes)
             spectrum = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if first is not None else None
+            recording = read_run_spectrum(recording_dir, self._max_report_bytes) if mode == "run" else None
             warden = read_warden(workdir)
             if sandbox is not None:
                 outcome = _unwrapped(outcome, warden.signal, parsed)
-            return _Run(python, command, outcome, parsed, coverage, stopped=warden.stopped, spectrum=spectrum)
+            return _Run(
+                python,
+                command,
+                outcome,
+                parsed,
+                coverage,
+                stopped=warden.stopped,
+                spectrum=spectrum,
+                recording=recording if first is None else None,
+            )
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -321,6 +358,8 @@ class SubprocessPytestRunner(TestRunner):
 
 _WORKDIR = "<pytest-mcp-workdir>"
 """Stands for a run's private directory in options made before it exists; the runner replaces it."""
+_SPECTRUM_DIR = "spectrum"
+"""In a run's private directory: where each of its processes writes the spectrum it recorded."""
 
 
 def _plain_pass(run: RunSpec) -> RunSpec:

@@ -12,8 +12,10 @@ import ast
 import hashlib
 import json
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 import anyio
@@ -21,11 +23,11 @@ from pydantic import ValidationError
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.structlog_logging import routed_logger
-from pytest_mcp.domain.localization import CodeFunction, Spectrum, Trace, is_test_code
+from pytest_mcp.domain.localization import CodeFunction, CodeState, Spectrum, Trace, code_key, is_test_code
 
 _log = routed_logger("pytest_mcp.runner")
-MAX_FILES = 200
-"""Files whose functions get digests: those the failing tests ran come from few files."""
+MAX_FILES = 1_000
+"""Files whose functions get digests, at most: a run's imported project files."""
 GIT_SECONDS = 10.0
 
 
@@ -77,6 +79,109 @@ def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
     )
 
 
+@dataclass(frozen=True)
+class RunRecording:
+    """What a run recorded of itself: its spectrum (None where the interpreter could not record, before
+    Python 3.12) and the project files its processes imported."""
+
+    spectrum: Spectrum | None
+    imported: tuple[str, ...]
+
+
+def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
+    """The spectrum files of a run's processes (one, or one per pytest-xdist worker), merged: functions
+    by file, name and first line, the failing tests' sets, the passing tests' counts summed."""
+    keys: dict[tuple[str, str, int], int] = {}
+    merged: list[CodeFunction] = []
+    passing: dict[int, int] = {}
+    traces: list[Trace] = []
+    modules: set[str] = set()
+    imported: set[str] = set()
+    recorder = ""
+    passing_total = 0
+    budget = max_bytes
+    paths = sorted(directory.glob(f"{protocol.SPECTRUM_RUN_PREFIX}*.jsonl")) if directory.is_dir() else []
+    for path in paths:
+        local: dict[int, int] = {}  # this process's function ids -> merged ones
+        for event in _events(path, budget):
+            kind = event.pop(protocol.EVENT, None)
+            try:
+                if kind == protocol.SPECTRUM_FUNCTION:
+                    index = int(event.pop("id"))
+                    function = CodeFunction.model_validate(event)
+                    key = (function.file, function.name, function.first)
+                    if key not in keys:
+                        keys[key] = len(merged)
+                        merged.append(function)
+                    local[index] = keys[key]
+                elif kind == protocol.SPECTRUM_TEST:
+                    trace = Trace.model_validate(event)
+                    ids = tuple(sorted({local[f] for f in trace.functions if f in local}))
+                    traces.append(trace.model_copy(update={"functions": ids}))
+                elif kind == protocol.SPECTRUM_PASSING:
+                    passing_total += int(event["total"])
+                    for index, count in event["counts"]:
+                        if int(index) in local:
+                            passing[local[int(index)]] = passing.get(local[int(index)], 0) + int(count)
+                elif kind == protocol.SPECTRUM_MODULES:
+                    modules.update(str(module) for module in event["modules"])
+                elif kind == protocol.SPECTRUM_IMPORTED:
+                    imported.update(str(file) for file in event["files"])
+                elif kind == protocol.SPECTRUM_END:
+                    recorder = recorder or str(event.get("recorder") or "")
+            except (ValidationError, KeyError, TypeError, ValueError):
+                _log.warning("spectrum_event_unreadable", kind=str(kind)[:20])
+        budget -= path.stat().st_size if path.exists() else 0
+    if not recorder:
+        return RunRecording(None, tuple(sorted(imported)))
+    functions = tuple(
+        function.model_copy(update={"passing": passing[index]}) if index in passing else function
+        for index, function in enumerate(merged)
+    )
+    spectrum = Spectrum(
+        functions=functions,
+        tests=tuple(traces),
+        passing_total=passing_total,
+        test_modules=tuple(sorted(modules)),
+        recorder=recorder,
+        in_run=True,
+    )
+    return RunRecording(spectrum, tuple(sorted(imported)))
+
+
+def _events(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
+    """A spectrum file's events, up to `max_bytes`; a line that is not a JSON object is skipped."""
+    consumed = 0
+    if max_bytes <= 0:
+        return
+    with path.open("rb") as handle:
+        for raw in handle:
+            consumed += len(raw)
+            if consumed > max_bytes:
+                return
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                yield event
+
+
+@dataclass(frozen=True)
+class _Defined:
+    """A function as a module's syntax tree has it."""
+
+    name: str  # qualified, as Python gives it (`Outer.<locals>.inner`)
+    ordinal: int  # the how-many-th definition of that name in the file
+    first: int  # its first line: its first decorator's, as its code object's
+    digest: str
+    trivial: bool
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.name, self.ordinal
+
+
 def _qualified(tree: ast.AST) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Every function of a module with its qualified name, as Python gives it (`Outer.<locals>.inner`)."""
 
@@ -98,22 +203,81 @@ def _digest(node: ast.AST) -> str:
     return hashlib.sha256(ast.dump(node).encode()).hexdigest()[:16]
 
 
-def _digests(source: str | bytes | None) -> tuple[dict[str, str], dict[int, tuple[str, str]]]:
-    """(qualified name -> digest, first line -> (qualified name, digest)) of a module's functions; empty
-    when it does not parse. A function's first line is its first decorator's, as its code object's."""
+def _trivial(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """An accessor: a body (its docstring aside) that only returns a name, an attribute or a constant, or passes."""
+    body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
+    if len(body) != 1:
+        return False
+    statement = body[0]
+    if isinstance(statement, ast.Pass):
+        return True
+    return isinstance(statement, ast.Return) and (
+        statement.value is None or isinstance(statement.value, (ast.Name, ast.Attribute, ast.Constant))
+    )
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def _defined(source: str | bytes | None) -> tuple[_Defined, ...]:
+    """A module's functions, in order; none when it does not parse. Two definitions of one name (a
+    property's getter and setter, a def in both branches of an `if`) are told apart by their order."""
     if source is None:
-        return {}, {}
+        return ()
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return {}, {}
-    by_name: dict[str, str] = {}
-    by_line: dict[int, tuple[str, str]] = {}
+        return ()
+    seen: dict[str, int] = {}
+    found = []
     for name, node in _qualified(tree):
-        digest = _digest(node)
-        by_name[name] = digest
-        by_line[min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])] = (name, digest)
-    return by_name, by_line
+        seen[name] = seen.get(name, 0) + 1
+        first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+        found.append(_Defined(name, seen[name], first, _digest(node), _trivial(node)))
+    return tuple(found)
+
+
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+"""A project file larger than this is not read for digests: no hand-written module is."""
+_CACHED_FILES = 4_096
+
+
+class ProjectCode:
+    """The project's files read for their functions' digests, each parsed again only when its size,
+    modification time or inode changed: a run of an unchanged project parses nothing."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._parsed: dict[str, tuple[tuple[int, int, int], tuple[_Defined, ...]]] = {}
+
+    def functions(self, file: str) -> tuple[_Defined, ...]:
+        path = self._root / file
+        try:
+            stat = path.stat()
+            if not S_ISREG(stat.st_mode) or stat.st_size > MAX_SOURCE_BYTES:
+                return ()
+            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            cached = self._parsed.get(file)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+            defined = _defined(path.read_bytes())
+        except OSError:
+            return ()
+        if len(self._parsed) >= _CACHED_FILES:
+            self._parsed.pop(next(iter(self._parsed)))
+        self._parsed[file] = (stamp, defined)
+        return defined
+
+    def state(self, files: Sequence[str]) -> CodeState:
+        """The digests of every function of these files (test code left out), as they are now."""
+        files = [file for file in files if not is_test_code(file, ())][:MAX_FILES]
+        digests = {
+            code_key(file, function.name, function.ordinal): function.digest
+            for file in files
+            for function in self.functions(file)
+        }
+        return CodeState(digests=digests, files=tuple(files))
 
 
 async def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | None:
@@ -147,35 +311,37 @@ async def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | No
     return found
 
 
-async def with_digests(spectrum: Spectrum, root: Path) -> Spectrum:
-    """The spectrum with each blamable function's digest now and at git's HEAD (when there is a git work tree)."""
+async def with_digests(spectrum: Spectrum, code: ProjectCode, root: Path, *, head: bool = True) -> Spectrum:
+    """The spectrum with each blamable function's digest now and, with `head`, at git's HEAD (when there is
+    a git work tree), which definition of its name it is, and whether it is an accessor."""
     files = list(dict.fromkeys(f.file for f in spectrum.functions if not is_test_code(f.file, spectrum.test_modules)))[
         :MAX_FILES
     ]
     if not files:
         return spectrum
-    now = {}
-    modified: dict[str, float] = {}
-    for file in files:
-        try:
-            path = root / file
-            modified[file] = path.stat().st_mtime
-            now[file] = _digests(path.read_bytes())
-        except OSError:
-            now[file] = ({}, {})
-    head_sources = await _at_head(root, files)
-    head = {file: _digests(source)[0] for file, source in (head_sources or {}).items()}
+    now = {file: await anyio.to_thread.run_sync(code.functions, file) for file in files}
+    head_sources = await _at_head(root, files) if head else None
+    at_head = {file: {d.key: d.digest for d in _defined(source)} for file, source in (head_sources or {}).items()}
     functions = []
     for function in spectrum.functions:
         if function.file not in now:
             functions.append(function)
             continue
-        by_name, by_line = now[function.file]
         # Before Python 3.11 a code object knows its name, not its qualified name: its line tells.
-        name, digest = by_line.get(function.first) or (function.name, by_name.get(function.name))
-        update: dict[str, Any] = {"name": name, "digest": digest, "modified": modified.get(function.file)}
+        found = next((d for d in now[function.file] if d.first == function.first), None)
+        if found is None:
+            found = next((d for d in now[function.file] if d.name == function.name), None)
+        if found is None:
+            functions.append(function)
+            continue
+        update: dict[str, Any] = {
+            "name": found.name,
+            "ordinal": found.ordinal,
+            "digest": found.digest,
+            "trivial": found.trivial,
+        }
         if head_sources is not None:
-            update.update(at_head=True, head=head[function.file].get(name))
+            update.update(at_head=True, head=at_head[function.file].get(found.key))
         functions.append(function.model_copy(update=update))
     _log.debug("spectrum_digests", files=len(files), git=head_sources is not None)
     return spectrum.model_copy(update={"functions": tuple(functions)})

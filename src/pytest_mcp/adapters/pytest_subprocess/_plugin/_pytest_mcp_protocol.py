@@ -6,8 +6,9 @@ it); the server imports it from the package (runner.py starts pytest with these 
 report.py reads these events).
 """
 
-OWN_PLUGINS = ("_pytest_mcp_guard", "_pytest_mcp_reporter")
-"""Our plugins inside pytest, in load order: the bootstrap imports them, the runner names each with `-p`."""
+OWN_PLUGINS = ("_pytest_mcp_guard", "_pytest_mcp_reporter", "_pytest_mcp_spectrum")
+"""Our plugins inside pytest, in load order: the bootstrap imports them, the runner names each with `-p`.
+The spectrum recorder does nothing unless a run or a second pass asks it to (ADR 0020)."""
 
 # The reporter's command-line options, which the runner passes and the reporter declares.
 OPTION_REPORT = "--pytest-mcp-report"
@@ -37,17 +38,24 @@ OPTION_FACTS = "--pytest-mcp-facts"
 TESTMON_PLUGIN = "_pytest_mcp_testmon"
 """The module, beside the reporter, that an affected run loads with `-p`."""
 SPECTRUM_PLUGIN = "_pytest_mcp_spectrum"
-"""The module, beside the reporter, that a localization's second pass loads with `-p` (ADR 0020)."""
+"""The module, beside the reporter, that records a run's spectrum, or a second pass's (ADR 0020)."""
 OPTION_SPECTRUM = "--pytest-mcp-spectrum"
 """A second pass: the JSON-lines file its spectrum is written to."""
 OPTION_SPECTRUM_FIRST = "--pytest-mcp-spectrum-first"
 """A file of node ids, one a line: the tests to run first (the failing ones)."""
 OPTION_SPECTRUM_DEADLINE = "--pytest-mcp-spectrum-deadline"
 """Seconds since the epoch after which no further test starts."""
+OPTION_SPECTRUM_RUN = "--pytest-mcp-spectrum-run"
+"""A run that records its own spectrum (ADR 0020): the directory each of its processes (pytest-xdist's
+workers each) writes `spectrum-<worker>.jsonl` to: the failing tests' functions, the passing tests'
+counts per function, and the project files the process imported."""
+SPECTRUM_RUN_PREFIX = "spectrum-"
 SPECTRUM_FUNCTION = "fn"  # id, file, name, first, last: a project function, the first time it runs
 SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids]
 SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests; recorder
 SPECTRUM_END = "end"  # ran, stopped (null, or why it stopped early), recorder
+SPECTRUM_PASSING = "passing"  # a run's own spectrum: total passing tests, counts [[function id, tests], ...]
+SPECTRUM_IMPORTED = "imported"  # files: the project files (relative to the root) the process imported
 
 # Events: one JSON object a line, whose EVENT member names its kind.
 EVENT = "e"

@@ -1,8 +1,14 @@
-"""pytest-mcp's second pass, loaded into the target pytest with `-p _pytest_mcp_spectrum` (ADR 0020).
+"""pytest-mcp's spectrum recorder, loaded into the target pytest with `-p _pytest_mcp_spectrum` (ADR 0020).
 
-Started only after a run with failures. It runs the failing tests again first, then the other
-tests of their modules, and records for each test which of the project's functions it entered:
-the spectrum the server ranks culprits from. It stops between two tests once its deadline has
+In every run (`--pytest-mcp-spectrum-run DIR`), in each process that runs tests (each of
+pytest-xdist's workers), it records which of the project's functions each test entered, on Python
+3.12 and later: a set per failing test, a count per function for the passing ones (so that 100,000
+passing tests cost kilobytes), and the project files the process imported (whose functions the
+server digests, on every Python). Before 3.12 it records only the files.
+
+In a second pass (`--pytest-mcp-spectrum FILE`), on interpreters where the run could not record,
+started only after a run with failures: it runs the failing tests again first, then the other
+tests of their modules, and records each one. It stops between two tests once its deadline has
 passed, and writes as it goes, so whatever it recorded before a stop is kept.
 
 Function entries come from the interpreter itself: `sys.monitoring`'s PY_START event on Python
@@ -46,6 +52,7 @@ def pytest_addoption(parser):
     group.addoption(protocol.OPTION_SPECTRUM, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_FIRST, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_DEADLINE, type=float, default=None, help="(internal)")
+    group.addoption(protocol.OPTION_SPECTRUM_RUN, default=None, help="(internal)")
 
 
 def _last_line(code):
@@ -70,7 +77,7 @@ class _Functions:
         self.count = 0
         self.files = {}  # co_filename -> the path relative to the root, or None
 
-    def _relative(self, filename):
+    def relative(self, filename):
         if filename not in self.files:
             relative = None
             if not filename.startswith("<"):
@@ -84,7 +91,7 @@ class _Functions:
         """The function's id, the first time a code object is asked about; None when not the project's."""
         if code in self.ids:
             return self.ids[code]
-        relative = self._relative(code.co_filename)
+        relative = self.relative(code.co_filename)
         name = getattr(code, "co_qualname", code.co_name)
         # Module bodies run once, at import; lambdas and comprehensions belong to their function.
         if relative is None or name.startswith("<") or name.endswith(">"):
@@ -138,6 +145,10 @@ class _MonitoringRecorder:
     def stop(self):
         sys.monitoring.set_events(self.tool, 0)
         return self.seen
+
+    def release(self):
+        sys.monitoring.register_callback(self.tool, sys.monitoring.events.PY_START, None)
+        sys.monitoring.free_tool_id(self.tool)
 
 
 class _ProfileRecorder:
@@ -227,6 +238,75 @@ class Spectrum:
             self.outcome = "skipped"  # a skip or an xfail says nothing of the code
 
 
+class RunSpectrum:
+    """A run's own spectrum, in the process that runs its tests: each failing test's functions, the
+    passing tests' count per function, and the project files imported. Skips, xfails and xpasses
+    say nothing of the code: they are counted on neither side."""
+
+    def __init__(self, config, path):
+        self.config = config
+        self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
+        self.functions = _Functions(str(config.rootpath), self.emit)
+        self.recorder = _MonitoringRecorder(self.functions) if hasattr(sys, "monitoring") else None
+        self.outcome = None
+        self.passing = 0
+        self.counts = {}  # function id -> passing tests that entered it
+
+    def emit(self, kind, **fields):
+        fields[protocol.EVENT] = kind
+        self.file.write(json.dumps(fields) + "\n")
+
+    def close(self):
+        if self.recorder is not None:
+            self.recorder.release()
+        self.emit(protocol.SPECTRUM_PASSING, total=self.passing, counts=sorted(self.counts.items()))
+        self.emit(protocol.SPECTRUM_IMPORTED, files=self._imported())
+        self.emit(protocol.SPECTRUM_END, recorder=self.recorder.name if self.recorder is not None else "")
+        self.file.close()
+
+    def _imported(self):
+        """The project's own modules this process imported: whose functions the server digests."""
+        files = set()
+        for module in list(sys.modules.values()):
+            filename = getattr(module, "__file__", None)
+            if isinstance(filename, str) and filename.endswith(".py"):
+                relative = self.functions.relative(filename)
+                if relative is not None:
+                    files.add(relative)
+        return sorted(files)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        # The test modules, whose code is never blamed: a doctest's module is the project's own code.
+        modules = sorted({item.nodeid.split("::", 1)[0] for item in items if isinstance(item, pytest.Function)})
+        self.emit(protocol.SPECTRUM_MODULES, modules=modules, recorder=self.recorder.name if self.recorder else "")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        if self.recorder is None:
+            yield
+            return
+        self.outcome = "passed"
+        self.recorder.start()
+        try:
+            yield
+        finally:
+            functions = self.recorder.stop()
+        if self.outcome == "failed":
+            self.emit(protocol.SPECTRUM_TEST, node_id=item.nodeid, outcome="failed", functions=sorted(functions))
+        elif self.outcome == "passed":
+            self.passing += 1
+            counts = self.counts
+            for function in functions:
+                counts[function] = counts.get(function, 0) + 1
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed:
+            self.outcome = "failed"
+        elif self.outcome == "passed" and (report.skipped or hasattr(report, "wasxfail")):
+            self.outcome = "other"  # a skip, an xfail or an xpass says nothing of the code
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_load_initial_conftests(early_config, parser, args):
     # Before pytest-cov's own hook: a project's `--cov` must not measure this pass, nor write its
@@ -243,6 +323,12 @@ def _dest(option):
 
 
 def pytest_configure(config):
+    directory = config.getoption(protocol.OPTION_SPECTRUM_RUN)
+    if directory:
+        worker = getattr(config, "workerinput", {}).get("workerid", "main")
+        path = os.path.join(directory, "%s%s.jsonl" % (protocol.SPECTRUM_RUN_PREFIX, worker))
+        config.pluginmanager.register(RunSpectrum(config, path), "pytest-mcp-spectrum")
+        return
     path = config.getoption(protocol.OPTION_SPECTRUM)
     if not path or hasattr(config, "workerinput"):
         return

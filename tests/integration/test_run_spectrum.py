@@ -1,0 +1,220 @@
+"""The run records its own spectrum on Python 3.12 and later (issue 41, ADR 0020): no second pass.
+
+A venv made from pyenv's 3.12 (the machines have one) with pytest and pytest-xdist from the index,
+once per session. Each test drives the real server in this process through `connect`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_mcp.testing import connect
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+PRICE = """\
+class Item:
+    def __init__(self, cents):
+        self._cents = cents
+
+    @property
+    def cents(self):
+        return self._cents
+
+    @cents.setter
+    def cents(self, value):
+        self._cents = value
+
+
+def gross_price(net):
+    return round(net * 1.2, 2)
+
+
+def label(net):
+    return f"{gross_price(net):.2f} EUR"
+
+
+def net_price(gross):
+    return round(gross / 1.2, 2)
+"""
+TESTS = """\
+import pathlib
+
+from shop.price import Item, gross_price, label, net_price
+
+
+def test_gross():
+    with pathlib.Path(__file__).with_name("ran.log").open("a") as log:
+        log.write("gross\\n")  # how often the test ran: once, when no second pass repeats it
+    assert gross_price(10) == 12.0
+
+
+def test_label():
+    assert label(10) == "12.00 EUR"
+
+
+def test_net():
+    assert net_price(12) == 10.0
+
+
+def test_item():
+    item = Item(3)
+    item.cents = 4
+    assert item.cents == 4
+"""
+MORE = """\
+from shop.price import gross_price, net_price
+
+
+def test_gross_{i}():
+    assert gross_price({i} * 10) == {i} * 12.0
+
+
+def test_net_{i}():
+    assert net_price({i} * 12) == {i} * 10.0
+"""
+
+
+@pytest.fixture(scope="session")
+def python312(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    candidates = sorted(Path.home().glob(".pyenv/versions/3.1[2-9]*/bin/python"))
+    if not candidates:
+        pytest.skip("no Python 3.12 or later under pyenv")
+    venv = tmp_path_factory.mktemp("py312") / "venv"
+    subprocess.run([str(candidates[0]), "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run(
+        [*pip, "pytest", "pytest-xdist"],
+        check=True,
+        timeout=300,
+    )
+    return venv / "bin" / "python"
+
+
+def shop(root: Path, files: int = 5) -> Path:
+    (root / "shop").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "shop" / "__init__.py").write_text("")
+    (root / "shop" / "price.py").write_text(PRICE)
+    (root / "tests" / "test_price.py").write_text(TESTS)
+    for i in range(1, files + 1):
+        (root / "tests" / f"test_more_{i}.py").write_text(MORE.format(i=i))
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    return root
+
+
+def edit(root: Path, old: str, new: str) -> None:
+    price = root / "shop" / "price.py"
+    source = price.read_text()
+    assert old in source
+    price.write_text(source.replace(old, new))
+
+
+async def run(client: Any, arguments: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
+    result = await client.call_tool("execute_tests", arguments or {})
+    text = "".join(block.text for block in result.content if hasattr(block, "text"))
+    assert result.structured_content is not None, text
+    return result.structured_content, text
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@e.x", "-c", "user.name=t", *args], cwd=root, check=True)
+
+
+async def test_the_run_records_every_test_itself_and_nothing_runs_again(tmp_path: Path, python312: Path) -> None:
+    root = shop(tmp_path / "project")
+    edit(root, "net * 1.2", "net * 1.3")
+
+    async with connect(root=root, python=python312) as client:
+        answer, text = await run(client)
+
+    assert (root / "tests" / "ran.log").read_text() == "gross\n", "no second pass repeated the failing test"
+    assert answer["localization"]["recorder"] == "sys.monitoring, in the run"
+    assert answer["localization"]["repeated"] == 0
+    culprit = answer["culprits"][0]
+    # The cause of the six wrong values (test_label's own failure is a symptom apart, also named by it).
+    assert (culprit["function"], culprit["failing"], culprit["failing_total"]) == ("gross_price", 6, 6)
+    assert answer["summary"]["failed"] == 7
+    # Every passing test of the run counts, not only those of the failing tests' modules.
+    assert culprit["passing_total"] == answer["summary"]["passed"] == 7
+    assert "likely cause: shop/price.py::gross_price" in text.splitlines()[1]
+
+
+async def test_under_xdist_each_worker_records_and_the_counts_are_the_same(tmp_path: Path, python312: Path) -> None:
+    root = shop(tmp_path / "project")
+    edit(root, "net * 1.2", "net * 1.3")
+
+    async with connect(root=root, python=python312) as client:
+        alone, _ = await run(client)
+        (root / "tests" / "ran.log").unlink()
+        spread, _ = await run(client, {"workers": 2})
+
+    def evidence(culprit: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(culprit[key] for key in ("function", "failing", "failing_total", "passing", "passing_total"))
+
+    assert [evidence(c) for c in spread["culprits"]] == [evidence(c) for c in alone["culprits"]]
+    assert spread["localization"]["recorder"] == "sys.monitoring, in the run"
+
+
+async def test_without_git_after_a_clean_run_only_the_edited_function_is_changed(
+    tmp_path: Path, python312: Path
+) -> None:
+    root = shop(tmp_path / "project")
+
+    async with connect(root=root, python=python312) as client:
+        clean, _ = await run(client)
+        edit(root, "gross / 1.2", "gross / 1.3")  # net_price broken; gross_price, label untouched
+        broken, text = await run(client)
+
+    assert clean["exit_code"] == 0
+    [culprit] = broken["culprits"]
+    assert (culprit["function"], culprit["changed"], culprit["changed_since"]) == ("net_price", True, "run")
+    assert "changed since its tests last passed" in text
+    assert broken["groups"][0]["since"] == {"new": 6}, "the clean run is the earlier run it compares with"
+
+
+async def test_with_git_a_property_setter_is_told_apart_from_its_changed_getter(
+    tmp_path: Path, python312: Path
+) -> None:
+    root = shop(tmp_path / "project")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "green")
+    edit(root, "        return self._cents\n", "        return self._cents + 1\n")  # the getter only
+
+    async with connect(root=root, python=python312) as client:
+        answer, _ = await run(client)
+
+    changed = [c["function"] for c in answer["culprits"] if c["changed"]]
+    assert changed == ["Item.cents"]
+    assert answer["groups"][0]["since"] == {"unknown": 1}, "the server's first run of this project"
+
+
+async def test_the_first_run_of_a_project_has_no_earlier_run_and_says_so(tmp_path: Path, python312: Path) -> None:
+    root = shop(tmp_path / "project", files=1)
+    edit(root, "net * 1.2", "net * 1.3")
+
+    async with connect(root=root, python=python312) as client:
+        _, text = await run(client)
+
+    assert "newly fail" not in text
+    assert "no earlier run" in text
+
+
+async def test_a_passing_run_names_the_edited_functions_no_test_of_it_entered(tmp_path: Path, python312: Path) -> None:
+    root = shop(tmp_path / "project")
+
+    async with connect(root=root, python=python312) as client:
+        await run(client)
+        edit(root, "round(gross / 1.2, 2)", "round(gross / 1.2, 3)")  # net_price, which test_gross_1 never runs
+        answer, text = await run(client, {"node_ids": ["tests/test_more_1.py::test_gross_1"]})
+        everything, _ = await run(client)
+
+    assert answer["exit_code"] == 0
+    assert answer["changed_untested"] == ["shop/price.py::net_price"]
+    assert "changed, run by no test: shop/price.py::net_price" in text
+    assert "changed_untested" not in everything, "the run before recorded the edit: it is no change since"
