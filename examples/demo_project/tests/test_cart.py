@@ -1,10 +1,8 @@
-"""A small suite with one real bug, so the demo shows what an agent sees."""
+"""A small suite with one real bug in the code it tests, so the demo shows what an agent sees."""
 
 import pytest
 
-
-def total(prices, discount=0.0):
-    return round(sum(prices) * (1 - discount), 2)
+from cart.pricing import total
 
 
 def test_total_of_empty_cart_is_zero():
@@ -17,8 +15,7 @@ def test_total_adds_prices(prices, expected):
 
 
 def test_discount_is_applied():
-    # The bug an agent should find: 10% off 20.00 is 18.00.
-    assert total([20.0], discount=0.1) == 19.0
+    assert total([20.0], discount=0.1) == 18.0  # 10 % off 20.00
 
 
 @pytest.mark.slow

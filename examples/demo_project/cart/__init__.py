@@ -1,0 +1,1 @@
+"""A small shop's cart: what the demo's tests check."""

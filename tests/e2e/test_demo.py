@@ -1,0 +1,42 @@
+"""The demo (`bash scripts/demo`) names its bug first (issue 41): the command it runs, on a copy of the
+bundled project outside this repository's git work tree, so that nothing reads as changed since HEAD.
+
+The second pass gets a generous budget (`--localize 10`) so that a busy machine cannot cut it short:
+on the interpreter here (before Python 3.12) the run cannot record itself.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.e2e.e2e_support import console_script
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+DEMO = REPOSITORY / "examples" / "demo_project"
+
+
+def test_the_demo_names_the_function_with_its_bug_first_and_claims_nothing_new(tmp_path: Path) -> None:
+    script = (REPOSITORY / "scripts" / "demo").read_text(encoding="utf-8")
+    [command] = [line for line in script.splitlines() if line.startswith(".venv/bin/pytest-mcp call")]
+    arguments = shlex.split(command)[1:]
+    root = tmp_path / "demo_project"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    arguments[arguments.index("--root") + 1] = str(root)
+
+    called = subprocess.run(
+        [console_script(), *arguments, "--localize", "10"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+    lines = called.stdout.splitlines()
+    assert lines[0].startswith("1 failed, 3 passed, 1 skipped, 1 deselected"), called.stdout + called.stderr
+    assert lines[1].startswith("likely cause: cart/pricing.py::discounted (lines 8-10): run by the failing test")
+    assert "changed" not in lines[1], "a copy outside git with no earlier run: no change can be told"
+    assert "newly fail" not in called.stdout
+    assert "; no earlier run" in called.stdout
