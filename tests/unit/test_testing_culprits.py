@@ -310,3 +310,38 @@ async def test_the_culprit_of_new_failures_comes_before_one_whose_failures_were_
         ("gross_price", True),
     ]
     assert "; its failures were already failing" in text
+
+
+PARSE = "shop/parse.py::parse_price"
+
+
+async def test_one_cause_under_a_dozen_symptoms_is_one_group_of_one_line_each_within_4_kb() -> None:
+    runner = FakeTestRunner()
+    fields = ["name", "sku", "price", "tax", "unit", "size", "color", "brand", "stock", "weight", "origin", "code"]
+    for site, field in enumerate(fields):  # twelve helpers, each raising its own error, all behind one parser
+        helper = f"shop/h{site}.py::render"
+        for n in range(3):
+            runner.script(
+                f"tests/test_h{site}.py::test_{n}",
+                "failed",
+                message=f"ValueError: bad {field}",
+                crash=f"shop/h{site}.py:{site + 3}",
+                runs=[PARSE, helper],
+            )
+        runner.script(f"tests/test_h{site}.py::test_ok", runs=[helper])
+    for n in range(4):  # and a wrong value asserted in the tests
+        runner.script(f"tests/test_parse.py::test_{n}", "failed", message=f"assert {n}.5 == {n}.0", runs=[PARSE])
+    runner.define(PARSE, "3-9").change(PARSE)
+
+    async with connect(runner, root=Path.cwd()) as client:
+        called = await client.call_tool("execute_tests", {})
+    result = called.structured_content
+    assert result is not None
+
+    [cause] = result["groups"]
+    assert cause["culprit"]["function"] == "parse_price"
+    assert cause["count"] == 40
+    assert len(cause["symptoms"]) == 10, "at most ten symptoms, one line each; the title counts every site"
+    assert "at 13 sites" in cause["title"]
+    assert len(json.dumps(cause)) <= 4096
+    assert len(called.content[0].text) <= 4096  # type: ignore[union-attr]

@@ -18,7 +18,6 @@ from pytest_mcp.domain.localization import (
     Spectrum,
     Verdict,
     changed_untested,
-    is_test_code,
 )
 from pytest_mcp.domain.models import Culprit, FailureGroup, LocalizationNote, ReportedTest, Since
 from pytest_mcp.domain.requests import RequestPolicy
@@ -124,18 +123,16 @@ class NameCauses:
         flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
         flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
         signatures = _signatures(reports)
-        crashes = {
-            signature.id: signature.crash.rsplit(":", 1)[0] if signature.crash else None
-            for signature in map(signature_of, reports)
-        }
 
         def labelled(members: Sequence[ReportedTest]) -> Since | None:
             return since(members, signatures, previous, flaky_now)
 
-        # A wrong value surfaces at every assertion that uses it: those symptoms may be one cause. A
-        # helper that raises is named by its crash site already, and stays a group of its own.
-        tests = localization.spectrum.test_modules
-        merge = {group_id for group_id, crash in crashes.items() if crash is None or is_test_code(crash, tests)}
+        # One cause, one answer: every symptom whose culprit is unambiguously the same function sits
+        # under it, a wrong value asserted in the tests and an exception raised on the way alike. An
+        # exception the culprit raises itself is already named by its crash site, and a second raise
+        # there is a second failure of its own: such a symptom keeps its group.
+        crashes = {signature.id: signature.crash for signature in map(signature_of, reports)}
+        merge = {group_id for group_id, culprit in causes.items() if not _raised_in(crashes.get(group_id), culprit)}
         groups = failure_groups(reports, causes, labelled, merge=merge)
         full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
         culprits = _culprits(groups, verdicts, localization)
@@ -146,6 +143,15 @@ class NameCauses:
             implicated = localization.implicated()
             await history.remember(updated(previous, spec, signatures, flaky_now, digests, code.files, implicated))
         return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), bool(failing)), full, untested)
+
+
+def _raised_in(crash: str | None, culprit: Culprit) -> bool:
+    """Whether a failure's crash site (`file:line`) lies in the culprit's own lines."""
+    if crash is None:
+        return False
+    file, _, line = crash.rpartition(":")
+    first, _, last = culprit.lines.partition("-")
+    return file == culprit.file and line.isdigit() and int(first) <= int(line) <= int(last or first)
 
 
 REPEATED_PER_SYMPTOM = 10

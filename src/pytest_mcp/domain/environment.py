@@ -54,7 +54,7 @@ Recorder = Literal["sys.monitoring", "sys.setprofile", "off"]
 
 
 def recorder_for(python: PythonInfo) -> Recorder:
-    """The function-entry events the second pass uses in this interpreter: as its plugin chooses them."""
+    """The function-entry events a run (3.12+) or a second pass uses in this interpreter: as its plugin chooses."""
     parts = tuple(int(part) for part in python.version.split(".")[:2] if part.isdigit())
     return "sys.monitoring" if python.implementation == "CPython" and parts >= (3, 12) else "sys.setprofile"
 
@@ -87,9 +87,9 @@ class EnvironmentResult(_Value):
     )
     localization: Recorder = Field(
         "off",
-        description="What records the functions each test runs in the second pass after a failing run (ADR "
-        "0020): 'sys.monitoring' (Python 3.12 and later: one event per function per test), 'sys.setprofile' "
-        "(earlier: every call, slower), or 'off' (--localize 0).",
+        description="What records the functions each test runs (ADR 0020): 'sys.monitoring' (Python 3.12 and "
+        "later: the run records itself, one event per function per test), 'sys.setprofile' (earlier: a second "
+        "pass after a failing run, every call), or 'off' (--localize 0).",
     )
     sandbox: str | None = Field(
         None,
