@@ -1,7 +1,6 @@
 """A small suite with one real bug in the code it tests, so the demo shows what an agent sees."""
 
 import pytest
-
 from cart.pricing import total
 
 
