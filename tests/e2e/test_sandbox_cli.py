@@ -42,6 +42,7 @@ def test_the_variable_asks_for_the_sandbox_as_the_flag_does(tmp_path: Path) -> N
     assert "bwrap is not on PATH" in refused.stderr
     assert checked.returncode == 0, checked.stderr
     assert (
-        "sandbox: bubblewrap: read-only but the root and a private /tmp, $HOME empty, network: loopback only"
+        "sandbox: bubblewrap: read-only but the root (not its .git nor its virtualenv) and a private /tmp of "
+        "512 MiB, $HOME empty but for the interpreter's directories, network: loopback only"
         in checked.stdout.splitlines()
     )

@@ -29,6 +29,7 @@ from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressF
 from pytest_mcp.adapters.pytest_subprocess.sandbox import BWRAP_ERROR_PREFIX, BubblewrapSandbox
 from pytest_mcp.adapters.pytest_subprocess.spectrum import read_spectrum, with_digests
 from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory, taking_turns
+from pytest_mcp.adapters.pytest_subprocess.untrusted import UntrustedFileRefused
 from pytest_mcp.domain.localization import Spectrum
 from pytest_mcp.domain.models import CoverageReport
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
@@ -247,6 +248,7 @@ class SubprocessPytestRunner(TestRunner):
             if sandbox is not None:
                 network = "host" if sandbox.network else "loopback"
                 private += ["-p", protocol.SANDBOX_PLUGIN, f"{protocol.OPTION_SANDBOX}={network}"]
+                private.append(f"{protocol.OPTION_SANDBOX_TMP}={sandbox.tmp_mib}")
             public = [*options, "--", *targets]
             argv = [
                 python,
@@ -276,6 +278,7 @@ class SubprocessPytestRunner(TestRunner):
                     limits=self._limits,
                     while_running=follower.follow if follower is not None else None,
                     dump_signal=DUMP_SIGNAL,
+                    environment=sandbox.environment if sandbox is not None else None,
                 )
             except CommandTooLong as exc:
                 refused = Termination(kind="command_too_long", detail=str(exc))
@@ -287,9 +290,13 @@ class SubprocessPytestRunner(TestRunner):
             if follower is not None:
                 await follower.poll()
             coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
-            parsed = read_report(report_path, self._max_report_bytes)
-            spectrum = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if first is not None else None
             warden = read_warden(workdir)
+            try:
+                parsed = read_report(report_path, self._max_report_bytes)
+                spectrum = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if first else None
+            except UntrustedFileRefused as exc:  # a test replaced it: this run's error, and no one waited on it
+                unreadable = Termination(kind="report_unreadable", detail=exc.strerror)
+                return _Run(python, command, outcome, ParsedReport(), None, unreadable, stopped=warden.stopped)
             if sandbox is not None:
                 outcome = _unwrapped(outcome, warden.signal, parsed)
             return _Run(python, command, outcome, parsed, coverage, stopped=warden.stopped, spectrum=spectrum)

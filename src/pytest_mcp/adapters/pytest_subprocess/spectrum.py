@@ -20,6 +20,7 @@ import anyio
 from pydantic import ValidationError
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
+from pytest_mcp.adapters.pytest_subprocess.untrusted import open_untrusted, read_untrusted
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.localization import CodeFunction, Spectrum, Trace, is_test_code
 
@@ -27,20 +28,27 @@ _log = routed_logger("pytest_mcp.runner")
 MAX_FILES = 200
 """Files whose functions get digests: those the failing tests ran come from few files."""
 GIT_SECONDS = 10.0
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
+"""A source file larger than this is not parsed for digests."""
 
 
 def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
-    """The events of a pass, up to `max_bytes` (a pass stopped mid-line loses that line only)."""
+    """The events of a pass, up to `max_bytes` (a pass stopped mid-line loses that line only).
+
+    Opened as untrusted (the tests can write the pass's private directory): UntrustedFileRefused
+    says why it was not read."""
     functions: dict[int, CodeFunction] = {}
     tests: list[Trace] = []
     modules: tuple[str, ...] = ()
     recorder = ""  # from the modules event: a pass killed before its end still says what recorded it
     end: dict[str, Any] = {}
     consumed = 0
-    if not path.exists():
+    try:
+        handle = open_untrusted(path)
+    except FileNotFoundError:
         return Spectrum()
-    with path.open("rb") as handle:
-        for raw in handle:
+    with handle:
+        while raw := handle.readline(max_bytes - consumed + 1):
             consumed += len(raw)
             if consumed > max_bytes:
                 break
@@ -160,7 +168,8 @@ async def with_digests(spectrum: Spectrum, root: Path) -> Spectrum:
         try:
             path = root / file
             modified[file] = path.stat().st_mtime
-            now[file] = _digests(path.read_bytes())
+            # A project file, which a test may have made a FIFO: its link (a source kept elsewhere) is followed.
+            now[file] = _digests(read_untrusted(path.resolve(), MAX_SOURCE_BYTES))
         except OSError:
             now[file] = ({}, {})
     head_sources = await _at_head(root, files)
