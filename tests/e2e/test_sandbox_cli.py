@@ -36,7 +36,14 @@ def test_the_variable_asks_for_the_sandbox_as_the_flag_does(tmp_path: Path) -> N
     root = write_project(tmp_path / "project", {"test_a.py": "def test_a():\n    pass\n"})
 
     refused = pytest_mcp("--root", str(root), env=clean_env({"PATH": str(tmp_path), "PYTEST_MCP_SANDBOX": "1"}))
-    checked = pytest_mcp("--root", str(root), "call", "check_environment", env=clean_env({"PYTEST_MCP_SANDBOX": "1"}))
+    secret = "ghp_" + "x" * 36
+    checked = pytest_mcp(
+        "--root",
+        str(root),
+        "call",
+        "check_environment",
+        env=clean_env({"PYTEST_MCP_SANDBOX": "1", "GITHUB_TOKEN": secret, "PYTEST_MCP_SANDBOX_ENV": '["DEPLOY_KEY"]'}),
+    )
 
     assert refused.returncode == 2
     assert "bwrap is not on PATH" in refused.stderr
@@ -46,3 +53,7 @@ def test_the_variable_asks_for_the_sandbox_as_the_flag_does(tmp_path: Path) -> N
         "512 MiB, $HOME empty but for the interpreter's directories, network: loopback only"
         in checked.stdout.splitlines()
     )
+    withheld = "sandbox: withheld from the tests: "
+    (names,) = [line.removeprefix(withheld) for line in checked.stdout.splitlines() if line.startswith(withheld)]
+    assert "GITHUB_TOKEN" in names.split(" (")[0].split(", ")
+    assert secret not in checked.stdout

@@ -25,6 +25,7 @@ from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 from pytest_mcp.adapters.pytest_subprocess.sandbox import BubblewrapSandbox, open_bubblewrap
 from pytest_mcp.domain.runs import RunReport, RunSpec
+from tests.e2e.e2e_support import connect, http_server, text_of, write_project
 from tests.integration.support import run
 
 pytestmark = pytest.mark.anyio
@@ -372,3 +373,23 @@ async def test_a_test_that_fills_the_sandboxs_tmp_is_told_so(tmp_path: Path, bwr
     assert outcomes(report) == ["failed"], report.stdout
     (failure,) = report.tests
     assert failure.blocked == "write /tmp; the sandbox's /tmp is full (16 MiB, --sandbox-tmp-size)"
+
+
+async def test_over_http_a_fifo_report_is_that_calls_error_and_the_server_keeps_answering(
+    tmp_path: Path, unblocker: dict[str, bool]
+) -> None:
+    """The FIFO once blocked the server's event loop in `open`: that call, every later one, /healthz and SIGTERM."""
+    root = write_project(tmp_path / "project", {"test_fifo.py": REPLACE_THE_REPORT.format(make="os.mkfifo(path)")})
+    env = {"HOME": str(home_with_a_key(tmp_path))}
+    with http_server(root, tmp_path, "--transport", "http", "--sandbox", env=env) as server:
+        async with connect(server, "legacy") as client:
+            result = await client.call_tool("execute_tests", {})
+            (root / "test_fifo.py").write_text("def test_fine():\n    pass\n")
+            after = await client.call_tool("execute_tests", {})
+        health = server.request("GET", "/healthz").status
+
+    assert not unblocker["unblocked"], "the server blocked on the FIFO until the test opened it"
+    assert result.is_error
+    assert "the run's results cannot be read: report.jsonl is not a regular file (a FIFO)" in text_of(result)
+    assert not after.is_error, text_of(after)
+    assert health == 200
