@@ -293,7 +293,8 @@ class SubprocessPytestRunner(TestRunner):
             warden = read_warden(workdir)
             try:
                 parsed = read_report(report_path, self._max_report_bytes)
-                spectrum = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if first else None
+                spectrum_path = workdir / "spectrum.jsonl"
+                spectrum = read_spectrum(spectrum_path, self._max_report_bytes) if first is not None else None
             except UntrustedFileRefused as exc:  # a test replaced it: this run's error, and no one waited on it
                 unreadable = Termination(kind="report_unreadable", detail=exc.strerror)
                 return _Run(python, command, outcome, ParsedReport(), None, unreadable, stopped=warden.stopped)
