@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,7 +26,7 @@ from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from pytest_mcp.adapters.concurrency_limit import ConcurrencyLimitedProbe, ConcurrencyLimitedRunner, RunSlots
     from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
@@ -70,13 +71,20 @@ def _resource_limits(address_space_mb: int | None, cpu_seconds: int | None) -> R
     return ResourceLimits(address_space_mb=address_space_mb, cpu_seconds=cpu_seconds)
 
 
-def _sandbox(enabled: bool, network: bool) -> BubblewrapSandbox | None:
+def _sandbox(
+    enabled: bool, network: bool, root: Path, writable: Sequence[Path], passed_env: Sequence[str], tmp_mib: int
+) -> BubblewrapSandbox | None:
     """None without --sandbox; else bubblewrap, checked here (SandboxUnavailable: the server must not start)."""
     if not enabled:
         return None
     from pytest_mcp.adapters.pytest_subprocess.sandbox import open_bubblewrap
 
-    return open_bubblewrap(network)
+    return open_bubblewrap(
+        network,
+        writable=[Path(os.path.abspath(Path(root) / Path(path).expanduser())) for path in writable],
+        passed_env=passed_env,
+        tmp_mib=tmp_mib,
+    )
 
 
 def _subprocess_runner(
@@ -271,7 +279,15 @@ class Container(containers.DeclarativeContainer):
         _resource_limits, address_space_mb=config.rlimit_as_mb, cpu_seconds=config.rlimit_cpu_seconds
     )
     # Checked once, before serving (cli.py): where it cannot be had, the server refuses to start (ADR 0021).
-    sandbox = providers.Singleton(_sandbox, enabled=config.sandbox, network=config.sandbox_network)
+    sandbox = providers.Singleton(
+        _sandbox,
+        enabled=config.sandbox,
+        network=config.sandbox_network,
+        root=config.root,
+        writable=config.sandbox_writable,
+        passed_env=config.sandbox_env,
+        tmp_mib=config.sandbox_tmp_size,
+    )
     subprocess_runner = providers.Singleton(
         _subprocess_runner, interpreter=interpreter, root=config.root, limits=resource_limits, sandbox=sandbox
     )

@@ -139,13 +139,35 @@ class Settings(BaseModel):
     sandbox: bool = Field(
         False,
         description="Run every pytest process (runs, discovery, probes, workers) under bubblewrap (Linux): files "
-        "read-only but the root and a private /tmp, $HOME empty, no network but its own loopback, its own PID "
+        "read-only but the root (its .git and virtualenv read-only too) and a private /tmp, $HOME empty, no "
+        "credentials in the environment, no network but its own loopback, its own PID "
         "namespace. The server refuses to start where bubblewrap cannot do this.",
     )
     sandbox_network: bool = Field(
         False,
         description="With --sandbox: share the host's network (its loopback services, the internet, DNS) with the "
         "tests instead of a loopback of their own.",
+    )
+    sandbox_writable: tuple[Path, ...] = Field(
+        (),
+        description="With --sandbox: a path under the root the tests may write although the sandbox keeps it "
+        "read-only (the root's .git and virtualenv), repeatable. It gives that back: a test can then plant a git "
+        "hook or config that runs at your next git command, or code in the venv that runs in your next shell, "
+        "outside any sandbox.",
+        json_schema_extra=flag("PATH"),
+    )
+    sandbox_env: tuple[str, ...] = Field(
+        (),
+        description="With --sandbox: a variable passed on to the tests although its name holds KEY, SECRET, "
+        "TOKEN, PASSWORD or CREDENTIAL (those are withheld), repeatable.",
+        json_schema_extra=flag("NAME"),
+    )
+    sandbox_tmp_size: int = Field(
+        512,
+        ge=16,
+        description="With --sandbox: the size of the tests' private /tmp in MiB (in memory); a test that fills it "
+        "gets ENOSPC, and its failure says so.",
+        json_schema_extra=flag("MIB"),
     )
     error_mode: Literal["result", "jsonrpc"] = Field(
         "result",
@@ -315,6 +337,15 @@ class Settings(BaseModel):
                 "sandbox_network: opens the sandbox's network, and there is no sandbox; add --sandbox "
                 "(PYTEST_MCP_SANDBOX=1), or drop --sandbox-network"
             )
+        for name in ("sandbox_writable", "sandbox_env"):
+            if getattr(self, name) and not self.sandbox:
+                raise ValueError(f"{name}: only a sandbox has it to give, and there is no sandbox; add --sandbox")
+        for path in self.sandbox_writable:
+            if not _inside_root(self.root, path):
+                raise ValueError(
+                    f"sandbox_writable: {path} is not under the project root {self.root}; only a path in it "
+                    "can be made writable (the rest of the file system is read-only in the sandbox)"
+                )
         return self
 
     @model_validator(mode="after")
@@ -331,6 +362,11 @@ class Settings(BaseModel):
         shown["auth_token"] = "********" if self.auth_token is not None else None
         shown["run_store"] = masked_url(self.run_store)
         return shown
+
+
+def _inside_root(root: Path, path: Path) -> bool:
+    absolute = Path(os.path.abspath(root / path.expanduser()))
+    return absolute == root or root in absolute.parents
 
 
 def token_problem(token: str) -> str | None:

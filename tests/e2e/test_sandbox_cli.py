@@ -36,12 +36,24 @@ def test_the_variable_asks_for_the_sandbox_as_the_flag_does(tmp_path: Path) -> N
     root = write_project(tmp_path / "project", {"test_a.py": "def test_a():\n    pass\n"})
 
     refused = pytest_mcp("--root", str(root), env=clean_env({"PATH": str(tmp_path), "PYTEST_MCP_SANDBOX": "1"}))
-    checked = pytest_mcp("--root", str(root), "call", "check_environment", env=clean_env({"PYTEST_MCP_SANDBOX": "1"}))
+    secret = "ghp_" + "x" * 36
+    checked = pytest_mcp(
+        "--root",
+        str(root),
+        "call",
+        "check_environment",
+        env=clean_env({"PYTEST_MCP_SANDBOX": "1", "GITHUB_TOKEN": secret, "PYTEST_MCP_SANDBOX_ENV": '["DEPLOY_KEY"]'}),
+    )
 
     assert refused.returncode == 2
     assert "bwrap is not on PATH" in refused.stderr
     assert checked.returncode == 0, checked.stderr
     assert (
-        "sandbox: bubblewrap: read-only but the root and a private /tmp, $HOME empty, network: loopback only"
+        "sandbox: bubblewrap: read-only but the root (not its .git nor its virtualenv) and a private /tmp of "
+        "512 MiB, $HOME empty but for the interpreter's directories, network: loopback only"
         in checked.stdout.splitlines()
     )
+    withheld = "sandbox: withheld from the tests: "
+    (names,) = [line.removeprefix(withheld) for line in checked.stdout.splitlines() if line.startswith(withheld)]
+    assert "GITHUB_TOKEN" in names.split(" (")[0].split(", ")
+    assert secret not in checked.stdout

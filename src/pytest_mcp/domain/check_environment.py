@@ -84,6 +84,7 @@ class CheckEnvironment(Generic[T]):
             process_containment=report.containment,
             localization=recorder_for(facts.python) if self._policy.localize > 0 else "off",
             sandbox=report.sandbox,
+            sandbox_withheld=report.sandbox_withheld,
         )
         return self._presenter.present_environment(result)
 

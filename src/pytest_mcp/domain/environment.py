@@ -93,8 +93,14 @@ class EnvironmentResult(_Value):
     )
     sandbox: str | None = Field(
         None,
-        description="What contains test code (--sandbox): e.g. `bubblewrap: read-only but the root and a private "
-        "/tmp, $HOME empty, network: loopback only`; null when tests run with the server's own rights.",
+        description="What contains test code (--sandbox): e.g. `bubblewrap: read-only but the root (not its .git "
+        "nor its virtualenv) and a private /tmp of 512 MiB, $HOME empty but for the interpreter's directories, "
+        "network: loopback only`; null when tests run with the server's own rights.",
+    )
+    sandbox_withheld: tuple[str, ...] = Field(
+        (),
+        description="Under --sandbox: the server's variables whose names look like credentials (KEY, SECRET, TOKEN, "
+        "PASSWORD, CREDENTIAL) and that the tests do not get, by name, never by value; --sandbox-env NAME passes one.",
     )
 
 
@@ -128,6 +134,9 @@ class ProbeReport(_Value):
         "process_group", description="How the probe's processes were contained, as its runner found it."
     )
     sandbox: str | None = Field(None, description="The sandbox the probe ran in, as runs do; None without one.")
+    sandbox_withheld: tuple[str, ...] = Field(
+        (), description="The variables the sandbox withheld from the probe, as from runs: names, never values."
+    )
     exit_code: int | None = None
     signal: str | None = Field(None, description="The signal that killed the probe, e.g. SIGSEGV.")
     stdout: str = ""

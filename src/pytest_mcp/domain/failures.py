@@ -82,6 +82,13 @@ def execution_failure(
         )
     if termination.kind == "pytest_unavailable":
         return ExecutionFailed("pytest_unavailable", termination.detail or "pytest could not be started", details)
+    if termination.kind == "report_unreadable":
+        return ExecutionFailed(
+            "internal_error",
+            f"the run's results cannot be read: {termination.detail}; something the run started replaced the "
+            "file pytest-mcp reads them from, so no results are available",
+            details,
+        )
     if termination.kind == "busy":
         return ExecutionFailed(
             "busy",

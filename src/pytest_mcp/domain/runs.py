@@ -27,6 +27,7 @@ TerminationKind = Literal[
     "plugin_missing",
     "option_refused",
     "command_too_long",
+    "report_unreadable",
 ]
 
 
@@ -103,7 +104,9 @@ class Termination(_Value):
         None,
         description="Why pytest could not be started, why the run had to wait, (plugin_missing) "
         "the distribution that is missing, e.g. `pytest-xdist`, (option_refused) `FIELD: REASON` for a "
-        "request the project's configuration cannot honour, or (command_too_long) why the OS would refuse the command.",
+        "request the project's configuration cannot honour, (command_too_long) why the OS would refuse the "
+        "command, or (report_unreadable) why a file the run left was not read, e.g. `report.jsonl is not a "
+        "regular file (a FIFO)`.",
     )
 
 

@@ -61,6 +61,9 @@ def render_environment(result: EnvironmentResult) -> str:
         )
     if result.sandbox is not None:
         lines.append(f"sandbox: {result.sandbox}")
+        if result.sandbox_withheld:
+            names = ", ".join(result.sandbox_withheld)
+            lines.append(f"sandbox: withheld from the tests: {names} (--sandbox-env NAME passes one on)")
     else:
         lines.append("sandbox: none; tests run with the server's rights (--sandbox contains them)")
     if not result.plugin_autoload:

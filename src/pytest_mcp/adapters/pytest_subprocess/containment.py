@@ -20,6 +20,7 @@ from typing import Literal
 import anyio
 
 from pytest_mcp.adapters.pytest_subprocess._plugin._pytest_mcp_protocol import WARDEN_REPORT
+from pytest_mcp.adapters.pytest_subprocess.untrusted import read_untrusted
 
 Containment = Literal["subreaper", "process_group"]
 
@@ -29,6 +30,7 @@ GONE_SECONDS = 2.0
 # Sweeps of /proc while killing a tree: each finds what forked since the last (a killed
 # process cannot fork any more), so two are the rule and more mean a fork storm.
 _SWEEPS = 20
+_MAX_WARDEN_BYTES = 4 * 1024 * 1024  # the warden lists at most a few hundred command lines
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class WardenReport:
 def read_warden(private_dir: Path) -> WardenReport:
     """What the warden of a run that ended by itself wrote; a run without one had its group only."""
     try:
-        written = json.loads((private_dir / WARDEN_REPORT).read_text(encoding="utf-8"))
+        written = json.loads(read_untrusted(private_dir / WARDEN_REPORT, _MAX_WARDEN_BYTES))
         stopped = written["stopped"]
         signalled = written.get("signal")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

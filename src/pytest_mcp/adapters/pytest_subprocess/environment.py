@@ -13,8 +13,14 @@ from pydantic import ValidationError
 from pytest_mcp.adapters.pytest_subprocess._plugin._pytest_mcp_protocol import WARDEN_REPORT
 from pytest_mcp.adapters.pytest_subprocess.containment import read_warden
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
-from pytest_mcp.adapters.pytest_subprocess.process import CommandTooLong, OutputLimits, run_in_process_group
+from pytest_mcp.adapters.pytest_subprocess.process import (
+    CommandTooLong,
+    OutputLimits,
+    child_environment,
+    run_in_process_group,
+)
 from pytest_mcp.adapters.pytest_subprocess.sandbox import BubblewrapSandbox
+from pytest_mcp.adapters.pytest_subprocess.untrusted import read_untrusted
 from pytest_mcp.domain.environment import ProbeFacts, ProbeReport
 from pytest_mcp.ports.environment_probe import EnvironmentProbe
 
@@ -58,7 +64,13 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
                 argv = sandbox.wrap(argv, root=self._root, private_dir=workdir)
                 command = (*sandbox.command_prefix(), *command)
             try:
-                outcome = await run_in_process_group(argv, cwd=self._root, timeout=timeout, limits=_PROBE_LIMITS)
+                outcome = await run_in_process_group(
+                    argv,
+                    cwd=self._root,
+                    timeout=timeout,
+                    limits=_PROBE_LIMITS,
+                    environment=sandbox.environment if sandbox is not None else None,
+                )
             except CommandTooLong as exc:
                 return ProbeReport(interpreter=choice, command=command, start_error=f"its command is too long: {exc}")
             except OSError as exc:
@@ -74,6 +86,7 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
                 interpreter=choice,
                 command=command,
                 sandbox=sandbox.description if sandbox is not None else None,
+                sandbox_withheld=sandbox.withheld(child_environment()) if sandbox is not None else (),
                 duration=outcome.duration,
                 facts=None if outcome.timed_out or outcome.returncode != 0 else _read_facts(facts_path),
                 timed_out=outcome.timed_out,
@@ -90,8 +103,6 @@ class SubprocessEnvironmentProbe(EnvironmentProbe):
 def _read_facts(path: Path) -> ProbeFacts | None:
     """The probe's answer, or None when it wrote none we can trust."""
     try:
-        if path.stat().st_size > _MAX_FACTS_BYTES:
-            return None
-        return ProbeFacts.model_validate_json(path.read_bytes())
+        return ProbeFacts.model_validate_json(read_untrusted(path, _MAX_FACTS_BYTES))
     except (OSError, ValidationError):
         return None

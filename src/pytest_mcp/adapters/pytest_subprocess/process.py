@@ -184,6 +184,7 @@ async def run_in_process_group(
     limits: OutputLimits,
     while_running: Callable[[], Awaitable[None]] | None = None,
     dump_signal: signal.Signals | None = None,
+    environment: Callable[[dict[str, str]], dict[str, str]] | None = None,
 ) -> ProcessOutcome:
     """Run `argv` with no stdin, in a new session, and kill its whole tree when it ends.
 
@@ -195,9 +196,12 @@ async def run_in_process_group(
     long, and OSError if it cannot be started at all.
     `while_running`, if given, runs alongside and is cancelled when the process ends.
     `dump_signal`, if given, is sent to the process when the timeout passes, _DUMP_SECONDS
-    before its group is killed, so that it can say where it was (on stderr).
+    before its group is killed, so that it can say where it was (on stderr). `environment`, if
+    given, narrows that environment further (the sandbox's policy on credentials).
     """
     env = child_environment()
+    if environment is not None:
+        env = environment(env)
     check_command_size(argv, env)
     out = BoundedBuffer(limits.stdout_head, limits.stdout_tail)
     err = BoundedBuffer(limits.stderr_head, limits.stderr_tail)

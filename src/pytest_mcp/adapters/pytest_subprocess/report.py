@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import anyio
 from pydantic import ValidationError
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
+from pytest_mcp.adapters.pytest_subprocess.untrusted import open_untrusted, read_untrusted
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.models import (
     CollectedTest,
@@ -56,25 +56,36 @@ _LAST_EVENTS = (protocol.FACTS, protocol.SUMMARY)
 """The report's last lines, in this order: still read past the byte budget."""
 
 
+_TAIL_BYTES = 1024 * 1024
+"""Past the budget, how much of the report's end is read for its last lines."""
+
+
 def read_report(path: Path, max_bytes: int) -> ParsedReport:
-    """Parse the report; past `max_bytes` only its last lines, the facts and the summary, are still read."""
+    """Parse the report; past `max_bytes` only its last lines, the facts and the summary, are still read.
+
+    The report is in the run's private directory, which the tests can write: it is opened as
+    untrusted (`open_untrusted`), and UntrustedFileRefused says why it was not read.
+    """
     parsed = ParsedReport()
-    if not path.exists():
+    try:
+        handle = open_untrusted(path)
+    except FileNotFoundError:
         return parsed
     consumed = 0
-    last: deque[bytes] = deque(maxlen=len(_LAST_EVENTS))
-    with path.open("rb") as handle:
-        for raw in handle:
+    with handle:
+        while raw := handle.readline(max_bytes - consumed + 1):
             consumed += len(raw)
             if consumed > max_bytes:
-                last.append(raw)
-                continue
+                break
             if not raw.startswith(protocol.PROGRESS_START):  # one a test, and only for the follower
                 _apply(parsed, *_event(raw))
-    for raw in last:
-        kind, event = _event(raw)
-        if kind in _LAST_EVENTS:
-            _apply(parsed, kind, event)
+        if consumed > max_bytes:
+            handle.seek(max(consumed, handle.seek(0, 2) - _TAIL_BYTES))
+            last = [line for line in handle.read(_TAIL_BYTES).split(b"\n") if line][-len(_LAST_EVENTS) :]
+            for raw in last:
+                kind, event = _event(raw)
+                if kind in _LAST_EVENTS:
+                    _apply(parsed, kind, event)
     return parsed
 
 
@@ -121,6 +132,7 @@ class ProgressFollower:
     """
 
     POLL_SECONDS = 0.1
+    MAX_POLL_BYTES = 4 * 1024 * 1024  # a poll's read: the rest waits for the next
 
     def __init__(self, path: Path, sink: ProgressSink) -> None:
         self._path = path
@@ -136,13 +148,15 @@ class ProgressFollower:
 
     async def poll(self) -> None:
         try:
-            with self._path.open("rb") as handle:
+            with open_untrusted(self._path) as handle:
                 handle.seek(self._position)
-                chunk = handle.read()
-        except FileNotFoundError:
+                chunk = handle.read(self.MAX_POLL_BYTES)
+        except OSError:  # not there yet, or not a file to read (the run's end says so)
             return
         self._position += len(chunk)
         *lines, self._pending = (self._pending + chunk).split(b"\n")
+        if len(self._pending) > self.MAX_POLL_BYTES:  # no line is that long: not one of ours
+            self._pending = b""
         progress = None
         collected = False
         for line in lines:
@@ -169,7 +183,7 @@ class ProgressFollower:
             _log.debug("progress_dropped", exc_info=True)
 
 
-def read_coverage(path: Path, root: Path) -> CoverageReport | None:
+def read_coverage(path: Path, root: Path, max_bytes: int = 64 * 1024 * 1024) -> CoverageReport | None:
     """pytest-cov's JSON report: every project file's percentage and missing lines, and the total.
 
     Files outside the root are left out (a bare `--cov` also traces our own reporter, which
@@ -177,7 +191,7 @@ def read_coverage(path: Path, root: Path) -> CoverageReport | None:
     coverage.py's own formula: covered lines and branches over statements and branches.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_untrusted(path, max_bytes))
         kept = {
             name: entry
             for name, entry in data.get("files", {}).items()

@@ -37,6 +37,7 @@ from pytest_mcp.adapters.pytest_subprocess.spectrum import (
     with_digests,
 )
 from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory, taking_turns
+from pytest_mcp.adapters.pytest_subprocess.untrusted import UntrustedFileRefused
 from pytest_mcp.domain.localization import CodeState, Spectrum
 from pytest_mcp.domain.models import CoverageReport
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
@@ -274,6 +275,7 @@ class SubprocessPytestRunner(TestRunner):
             if sandbox is not None:
                 network = "host" if sandbox.network else "loopback"
                 private += ["-p", protocol.SANDBOX_PLUGIN, f"{protocol.OPTION_SANDBOX}={network}"]
+                private.append(f"{protocol.OPTION_SANDBOX_TMP}={sandbox.tmp_mib}")
             public = [*options, "--", *targets]
             argv = [
                 python,
@@ -303,6 +305,7 @@ class SubprocessPytestRunner(TestRunner):
                     limits=self._limits,
                     while_running=follower.follow if follower is not None else None,
                     dump_signal=DUMP_SIGNAL,
+                    environment=sandbox.environment if sandbox is not None else None,
                 )
             except CommandTooLong as exc:
                 refused = Termination(kind="command_too_long", detail=str(exc))
@@ -314,10 +317,15 @@ class SubprocessPytestRunner(TestRunner):
             if follower is not None:
                 await follower.poll()
             coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
-            parsed = read_report(report_path, self._max_report_bytes)
-            spectrum = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if first is not None else None
-            recording = read_run_spectrum(recording_dir, self._max_report_bytes) if mode == "run" else None
             warden = read_warden(workdir)
+            try:
+                parsed = read_report(report_path, self._max_report_bytes)
+                spectrum_path = workdir / "spectrum.jsonl"
+                spectrum = read_spectrum(spectrum_path, self._max_report_bytes) if first is not None else None
+                recording = read_run_spectrum(recording_dir, self._max_report_bytes) if first is None else None
+            except UntrustedFileRefused as exc:  # a test replaced it: this run's error, and no one waited on it
+                unreadable = Termination(kind="report_unreadable", detail=exc.strerror)
+                return _Run(python, command, outcome, ParsedReport(), None, unreadable, stopped=warden.stopped)
             if sandbox is not None:
                 outcome = _unwrapped(outcome, warden.signal, parsed)
             return _Run(
@@ -328,7 +336,7 @@ class SubprocessPytestRunner(TestRunner):
                 coverage,
                 stopped=warden.stopped,
                 spectrum=spectrum,
-                recording=recording if first is None else None,
+                recording=recording,
             )
         finally:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -22,6 +22,7 @@ import anyio
 from pydantic import ValidationError
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
+from pytest_mcp.adapters.pytest_subprocess.untrusted import open_untrusted, read_untrusted
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.localization import CodeFunction, CodeState, Spectrum, Trace, code_key, is_test_code
 
@@ -29,20 +30,27 @@ _log = routed_logger("pytest_mcp.runner")
 MAX_FILES = 1_000
 """Files whose functions get digests, at most: a run's imported project files."""
 GIT_SECONDS = 10.0
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
+"""A source file larger than this is not parsed for digests."""
 
 
 def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
-    """The events of a pass, up to `max_bytes` (a pass stopped mid-line loses that line only)."""
+    """The events of a pass, up to `max_bytes` (a pass stopped mid-line loses that line only).
+
+    Opened as untrusted (the tests can write the pass's private directory): UntrustedFileRefused
+    says why it was not read."""
     functions: dict[int, CodeFunction] = {}
     tests: list[Trace] = []
     modules: tuple[str, ...] = ()
     recorder = ""  # from the modules event: a pass killed before its end still says what recorded it
     end: dict[str, Any] = {}
     consumed = 0
-    if not path.exists():
+    try:
+        handle = open_untrusted(path)
+    except FileNotFoundError:
         return Spectrum()
-    with path.open("rb") as handle:
-        for raw in handle:
+    with handle:
+        while raw := handle.readline(max_bytes - consumed + 1):
             consumed += len(raw)
             if consumed > max_bytes:
                 break
@@ -131,7 +139,7 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
                     recorder = recorder or str(event.get("recorder") or "")
             except (ValidationError, KeyError, TypeError, ValueError):
                 _log.warning("spectrum_event_unreadable", kind=str(kind)[:20])
-        budget -= path.stat().st_size if path.exists() else 0
+        budget -= path.lstat().st_size
     if not recorder:
         return RunRecording(None, tuple(sorted(imported)))
     functions = tuple(
@@ -154,8 +162,8 @@ def _events(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
     consumed = 0
     if max_bytes <= 0:
         return
-    with path.open("rb") as handle:
-        for raw in handle:
+    with open_untrusted(path) as handle:  # the tests can write the run's private directory
+        while raw := handle.readline(max_bytes - consumed + 1):
             consumed += len(raw)
             if consumed > max_bytes:
                 return
@@ -238,8 +246,6 @@ def _defined(source: str | bytes | None) -> tuple[_Defined, ...]:
     return tuple(found)
 
 
-MAX_SOURCE_BYTES = 4 * 1024 * 1024
-"""A project file larger than this is not read for digests: no hand-written module is."""
 _CACHED_FILES = 4_096
 
 
@@ -261,7 +267,8 @@ class ProjectCode:
             cached = self._parsed.get(file)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
-            defined = _defined(path.read_bytes())
+            # A project file, which a test may have made a FIFO: its link (a source kept elsewhere) is followed.
+            defined = _defined(read_untrusted(path.resolve(), MAX_SOURCE_BYTES))
         except OSError:
             return ()
         if len(self._parsed) >= _CACHED_FILES:

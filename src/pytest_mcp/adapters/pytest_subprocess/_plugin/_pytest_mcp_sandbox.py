@@ -29,9 +29,11 @@ class SandboxCauses:
     does not carry it. Registered only for a sandboxed run, in pytest-xdist's workers too.
     """
 
-    def __init__(self, config, network):
+    def __init__(self, config, network, tmp_mib):
         self.isolated = network == "loopback"
-        self.writable = (str(config.rootpath), "/tmp")  # noqa: S108 - the sandbox's private /tmp
+        self.root = str(config.rootpath)
+        self.writable = (self.root, "/tmp")  # noqa: S108 - the sandbox's private /tmp
+        self.tmp_mib = tmp_mib
         self.home = os.path.expanduser("~")
         self.connect = None
         self.lookup = None
@@ -75,8 +77,15 @@ class SandboxCauses:
             where = _address(self.connect) if self.connect is not None else "(an address)"
             return "connect %s; %s" % (where, allow)
         path = error.filename if isinstance(error.filename, str) else None
+        if error.errno == errno.ENOSPC and (path is None or _under(path, ("/tmp",))) and _full("/tmp"):  # noqa: S108
+            return "write /tmp; the sandbox's /tmp is full (%s MiB, %s)" % (self.tmp_mib, protocol.SANDBOX_TMP_FLAG)
         if path is None:
             return None
+        if error.errno == errno.EROFS and _under(path, (self.root,)):
+            return "write %s; the project's .git and virtualenv are read-only (%s PATH allows it)" % (
+                path,
+                protocol.SANDBOX_WRITABLE_FLAG,
+            )
         if error.errno == errno.EROFS or (
             error.errno in (errno.EACCES, errno.EPERM) and not _under(path, self.writable)
         ):
@@ -89,6 +98,15 @@ class SandboxCauses:
 def _under(path, directories):
     path = os.path.abspath(path)
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in directories)
+
+
+def _full(directory):
+    """Whether the file system of `directory` has no room left (a write there just got ENOSPC)."""
+    try:
+        found = os.statvfs(directory)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < 64 * 1024
 
 
 def _text(value):
@@ -105,9 +123,11 @@ def _address(address):
 def pytest_addoption(parser):
     group = parser.getgroup("pytest-mcp", "pytest-mcp reporter (internal)")
     group.addoption(protocol.OPTION_SANDBOX, default=None, choices=("loopback", "host"), help="(internal)")
+    group.addoption(protocol.OPTION_SANDBOX_TMP, default=None, help="(internal)")
 
 
 def pytest_configure(config):
     network = config.getoption(protocol.OPTION_SANDBOX)
     if network and config.pluginmanager.get_plugin("pytest-mcp-sandbox") is None:
-        config.pluginmanager.register(SandboxCauses(config, network), "pytest-mcp-sandbox")
+        tmp_mib = config.getoption(protocol.OPTION_SANDBOX_TMP)
+        config.pluginmanager.register(SandboxCauses(config, network, tmp_mib), "pytest-mcp-sandbox")
