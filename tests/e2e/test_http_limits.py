@@ -210,7 +210,9 @@ async def test_an_idle_session_is_closed_with_its_stream(tmp_path: Path):
 
 async def test_sse_streams_are_capped_and_the_least_recently_used_idle_one_closes(tmp_path: Path):
     root = write_project(tmp_path / "proj", PROJECT)
-    with http_server(root, tmp_path, "--transport", "sse", "--max-sessions", "3") as server:
+    # One client here; its share (by default half the sessions) is the cap, to see the cap's order.
+    args = ("--transport", "sse", "--max-sessions", "3", "--max-sessions-per-client", "3")
+    with http_server(root, tmp_path, *args) as server:
         streams = []
         for _ in range(5):
             sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
