@@ -3,7 +3,7 @@
     .venv/bin/python bench/sessions.py                    # this tree
     .venv/bin/python bench/sessions.py --baseline 316114f # and the tree at that commit, side by side
 
-- `memory`: a server with `--max-sessions 1024 --max-connections 2048`; RSS (VmRSS) with no
+- `memory`: a server with `--max-sessions 1024 --max-connections 2048` (and a share of 1024); RSS (VmRSS) with no
   session, after 1,000 sessions (each `initialize` + `notifications/initialized`, as a client
   does, with or without the GET stream the SDK client keeps), after closing them all (DELETE),
   and after opening 1,000 again; the cost of a session is (RSS at 1,000 - RSS at 0) / 1,000.
@@ -164,7 +164,10 @@ async def settled(server: Server) -> int:
 
 
 async def memory(pythonpath: Path | None, root: Path, with_streams: bool) -> dict[str, Any]:
-    server = Server(pythonpath, root, "--max-sessions", "1024", "--max-connections", "2048")
+    limits = ("--max-sessions", "1024", "--max-connections", "2048")
+    # One client opens them all: its share must be every session (a baseline before issue 45 has no share).
+    share = ("--max-sessions-per-client", "1024") if pythonpath is None else ()
+    server = Server(pythonpath, root, *limits, *share)
     try:
         await server.started()
         refusals: Counter[str] = Counter()
@@ -191,6 +194,7 @@ async def memory(pythonpath: Path | None, root: Path, with_streams: bool) -> dic
             "rss_again": again,
             "per_session_kib": (at_full - at_zero) / SESSIONS,
             "refused": sum(refusals.values()),
+            "refusals": dict(refusals.most_common(5)),
         }
     finally:
         server.stop()
