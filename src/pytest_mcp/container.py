@@ -203,7 +203,11 @@ def _revealed(secret: SecretStr | None) -> str | None:
 
 
 def _http_limits(
-    request_timeout: float, max_connections: int, max_sessions: int, session_idle_timeout: float
+    request_timeout: float,
+    max_connections: int,
+    max_sessions: int,
+    session_idle_timeout: float,
+    max_sessions_per_client: int | None,
 ) -> HttpLimits:
     from pytest_mcp.adapters.mcp.http_limits import HttpLimits
 
@@ -212,6 +216,7 @@ def _http_limits(
         max_connections=max_connections,
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
+        max_sessions_per_client=max_sessions_per_client,
     )
 
 
@@ -362,6 +367,7 @@ class Container(containers.DeclarativeContainer):
         max_connections=config.max_connections,
         max_sessions=config.max_sessions,
         session_idle_timeout=config.session_idle_timeout,
+        max_sessions_per_client=config.max_sessions_per_client,
     )
     http_options = providers.Singleton(
         _http_options,

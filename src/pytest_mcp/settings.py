@@ -227,6 +227,13 @@ class Settings(BaseModel):
         description="HTTP sessions at once; a new one closes the least recently used idle session.",
         json_schema_extra=flag("N", serving=True),
     )
+    max_sessions_per_client: int | None = Field(
+        None,
+        ge=1,
+        description="HTTP sessions one client (its credentials and address) may hold; at that share, its own "
+        "least recently used idle session makes room. Default: half of --max-sessions.",
+        json_schema_extra=flag("N", serving=True),
+    )
     session_idle_timeout: int = Field(
         1800,
         ge=1,

@@ -124,6 +124,38 @@ async def test_connections_over_the_cap_are_refused_at_once_and_the_log_stays_sm
     assert len(log.splitlines()) < 50, log[-3000:]
 
 
+def get_stream(port: int, session_id: str) -> socket.socket:
+    """A session's GET stream; Connection: close, so that the stream's end is the connection's end."""
+    stream = socket.create_connection(("127.0.0.1", port), timeout=10)
+    stream.sendall(
+        f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n"
+        f"Connection: close\r\nmcp-session-id: {session_id}\r\nmcp-protocol-version: 2025-11-25\r\n\r\n".encode()
+    )
+    assert stream.recv(100).startswith(b"HTTP/1.1 200")
+    return stream
+
+
+async def test_a_delete_at_the_connection_cap_is_answered_and_frees_the_session_at_once(tmp_path: Path):
+    """DELETEs once met the connection cap's 503 and kept their sessions for the 30-minute idle timeout."""
+    root = write_project(tmp_path / "proj", PROJECT)
+    with http_server(root, tmp_path, "--transport", "http", "--max-connections", "4") as server:
+        sessions = [open_session(server) for _ in range(4)]
+        streams = [get_stream(server.port, session_id) for session_id in sessions]  # the cap is full
+        try:
+            other = server.request("GET", "/healthz")
+            deleted = server.request("DELETE", "/mcp", {"mcp-session-id": sessions[0]})
+            stream_closed = closed_by_server(streams[0], within=10)
+            gone = session_answers(server, sessions[0])
+        finally:
+            for stream in streams:
+                stream.close()
+
+    assert (other.status, other.getheader("retry-after")) == (503, "1"), "anything but a DELETE is still refused"
+    assert deleted.status == 200
+    assert stream_closed, "the session's stream ended with it"
+    assert gone == 404
+
+
 async def test_a_shortage_of_descriptors_cannot_flood_the_log_or_stop_healthz(tmp_path: Path):
     """With 256 descriptors, 400 connections once made asyncio log every failed accept, without end."""
     root = write_project(tmp_path / "proj", PROJECT)
@@ -178,7 +210,9 @@ async def test_an_idle_session_is_closed_with_its_stream(tmp_path: Path):
 
 async def test_sse_streams_are_capped_and_the_least_recently_used_idle_one_closes(tmp_path: Path):
     root = write_project(tmp_path / "proj", PROJECT)
-    with http_server(root, tmp_path, "--transport", "sse", "--max-sessions", "3") as server:
+    # One client here; its share (by default half the sessions) is the cap, to see the cap's order.
+    args = ("--transport", "sse", "--max-sessions", "3", "--max-sessions-per-client", "3")
+    with http_server(root, tmp_path, *args) as server:
         streams = []
         for _ in range(5):
             sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)

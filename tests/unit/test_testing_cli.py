@@ -32,6 +32,7 @@ def test_the_settings_that_only_matter_when_serving_are_the_transports() -> None
             "--http-request-timeout",
             "--max-connections",
             "--max-sessions",
+            "--max-sessions-per-client",
             "--session-idle-timeout",
             "--run-store",
             "--run-store-prefix",

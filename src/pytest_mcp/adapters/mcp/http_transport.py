@@ -46,7 +46,6 @@ reaches our cap, so they hold descriptors meanwhile: uvicorn's 2,048 let an acce
 the process out of them."""
 RESERVED_FILES = 64
 """Descriptors kept for everything but client connections: pipes of runs, logs, the listener."""
-SESSION_SLACK = 16
 
 
 @dataclass(frozen=True)
@@ -150,9 +149,12 @@ def streamable_http_app(server: Server[Any], options: HttpOptions, sessions: Ses
         host=options.host,
         custom_starlette_routes=[_health_route(options.version)],
         # Idle sessions are closed by our SessionTable, which also counts a session that only holds
-        # a GET stream as idle; the SDK's own limit stays as a backstop a little above ours.
+        # a GET stream as idle. Its cap is the only one: it reserves a slot for every session the
+        # SDK opens, and evicts before admitting. The SDK's own cap, a little above ours, counted
+        # opens we had not yet recorded and sessions we had just closed, and refused with its own
+        # message while ours still had idle sessions to evict (issue 45).
         session_idle_timeout=None,
-        max_sessions=options.limits.max_sessions + SESSION_SLACK,
+        max_sessions=None,
     )
     if options.stateless:
         return StatelessCancellation(app)
@@ -177,7 +179,7 @@ def sse_app(server: Server[Any], options: HttpOptions, sessions: SessionTable) -
             async with sse.connect_sse(request.scope, request.receive, send) as (read, write):
                 await server.run(read, write, server.create_initialization_options())
 
-        await streams.stream(serve, request._send)
+        await streams.stream(serve, request.scope, request._send)
         return Response()
 
     return Starlette(
@@ -223,13 +225,17 @@ class HttpTransport:
         options, limits = self._options, self._options.limits
         # Every connection holds a descriptor; running out makes asyncio's accept loop log an
         # error for each attempt (about 18,000 lines a second were seen), and /healthz stops.
+        # The descriptors for connections are shared between the cap and, beyond it, as many again
+        # for connections that only close a session (guarded_protocol's lane for DELETEs).
         open_files = raise_open_file_limit()
-        max_connections = max(1, min(limits.max_connections, open_files - RESERVED_FILES - 2 * BACKLOG))
+        for_connections = max(2, open_files - RESERVED_FILES - 2 * BACKLOG)
+        max_connections = max(1, min(limits.max_connections, for_connections // 2))
+        closing_lane = min(max_connections, for_connections - max_connections)
         config = uvicorn.Config(
             self.app(tool_server.server),
             host=self._options.host,
             port=self._options.port,
-            http=guarded_protocol(replace(limits, max_connections=max_connections)),
+            http=guarded_protocol(replace(limits, max_connections=max_connections), closing_lane),
             backlog=BACKLOG,
             lifespan="on",
             log_config=None,
@@ -261,6 +267,7 @@ class HttpTransport:
                 auth=self._options.auth_token is not None,
                 max_connections=max_connections,
                 max_sessions=limits.max_sessions,
+                max_sessions_per_client=limits.client_share,
             )
             await web.serve()
             group.cancel_scope.cancel()
