@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
     from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
     from pytest_mcp.adapters.pytest_subprocess.sandbox import BubblewrapSandbox
+    from pytest_mcp.adapters.worker_threads import ThreadWorker
     from pytest_mcp.domain.check_environment import CheckEnvironment
     from pytest_mcp.domain.discover_tests import DiscoverTests
     from pytest_mcp.domain.execute_tests import ExecuteTests
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from pytest_mcp.ports.presenter import ResultPresenter
     from pytest_mcp.ports.run_store import RunStore
     from pytest_mcp.ports.test_runner import TestRunner
+    from pytest_mcp.ports.worker import Worker
 
 # Start-up speed: serving over stdio answers `tools/list` with only what this module imports at
 # the top (the tool server, the request models, logging and the stdio transport). Each factory
@@ -80,11 +82,21 @@ def _sandbox(enabled: bool, network: bool) -> BubblewrapSandbox | None:
 
 
 def _subprocess_runner(
-    interpreter: TargetInterpreter, root: Path, limits: ResourceLimits, sandbox: BubblewrapSandbox | None
+    interpreter: TargetInterpreter,
+    root: Path,
+    limits: ResourceLimits,
+    sandbox: BubblewrapSandbox | None,
+    worker: Worker,
 ) -> SubprocessPytestRunner:
     from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 
-    return SubprocessPytestRunner(interpreter, root=root, resource_limits=limits, sandbox=sandbox)
+    return SubprocessPytestRunner(interpreter, root=root, resource_limits=limits, sandbox=sandbox, worker=worker)
+
+
+def _worker() -> ThreadWorker:
+    from pytest_mcp.adapters.worker_threads import ThreadWorker
+
+    return ThreadWorker()
 
 
 def _fake_runner() -> FakeTestRunner:
@@ -137,10 +149,12 @@ def _environment_presenter() -> McpEnvironmentPresenter:
     return McpEnvironmentPresenter()
 
 
-def _execute_tests(runner: TestRunner, presenter: ResultPresenter[Any], policy: RequestPolicy) -> ExecuteTests[Any]:
+def _execute_tests(
+    runner: TestRunner, presenter: ResultPresenter[Any], policy: RequestPolicy, worker: Worker
+) -> ExecuteTests[Any]:
     from pytest_mcp.domain.execute_tests import ExecuteTests
 
-    return ExecuteTests(runner, presenter, policy)
+    return ExecuteTests(runner, presenter, policy, worker)
 
 
 def _discover_tests(runner: TestRunner, presenter: ResultPresenter[Any], policy: RequestPolicy) -> DiscoverTests[Any]:
@@ -272,8 +286,15 @@ class Container(containers.DeclarativeContainer):
     )
     # Checked once, before serving (cli.py): where it cannot be had, the server refuses to start (ADR 0021).
     sandbox = providers.Singleton(_sandbox, enabled=config.sandbox, network=config.sandbox_network)
+    # The threads that run calls' CPU and file work off the event loop, shared by every call (issue 46).
+    worker = providers.Singleton(_worker)
     subprocess_runner = providers.Singleton(
-        _subprocess_runner, interpreter=interpreter, root=config.root, limits=resource_limits, sandbox=sandbox
+        _subprocess_runner,
+        interpreter=interpreter,
+        root=config.root,
+        limits=resource_limits,
+        sandbox=sandbox,
+        worker=worker,
     )
     fake_runner = providers.Singleton(_fake_runner)
     # Every process a call starts (runs, collections, environment probes) takes one of these.
@@ -285,7 +306,9 @@ class Container(containers.DeclarativeContainer):
     )
 
     presenter = providers.Singleton(_presenter, max_response_bytes=config.max_response_bytes)
-    execute_tests = providers.Singleton(_execute_tests, runner=runner, presenter=presenter, policy=policy)
+    execute_tests = providers.Singleton(
+        _execute_tests, runner=runner, presenter=presenter, policy=policy, worker=worker
+    )
     discover_tests = providers.Singleton(_discover_tests, runner=runner, presenter=presenter, policy=policy)
     subprocess_probe = providers.Singleton(
         _subprocess_probe, interpreter=interpreter, root=config.root, sandbox=sandbox
@@ -325,7 +348,9 @@ class Container(containers.DeclarativeContainer):
             use_case=execute_tests.provider,
             history=histories,
         ),
-        providers.Singleton(GetTestRunTool, runs=detached_runs, policy=policy, execute_tests=execute_tests.provider),
+        providers.Singleton(
+            GetTestRunTool, runs=detached_runs, policy=policy, execute_tests=execute_tests.provider, worker=worker
+        ),
         providers.Singleton(DiscoverTestsTool, use_case=discover_tests.provider),
         providers.Singleton(CheckEnvironmentTool, use_case=check_environment.provider),
         providers.Singleton(LastFailedTool, use_case=execute_tests.provider, history=histories),
@@ -368,7 +393,9 @@ class Container(containers.DeclarativeContainer):
     domain_results = providers.Singleton(_domain_results)
     recorder = providers.Factory(
         _recorder,
-        execute_tests=providers.Factory(_execute_tests, runner=runner, presenter=domain_results, policy=policy),
+        execute_tests=providers.Factory(
+            _execute_tests, runner=runner, presenter=domain_results, policy=policy, worker=worker
+        ),
         discover_tests=providers.Factory(_discover_tests, runner=runner, presenter=domain_results, policy=policy),
         policy=policy,
     )

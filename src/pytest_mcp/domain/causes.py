@@ -17,6 +17,7 @@ from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.domain.runs import LocalizeSpec, RunSpec
 from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.test_runner import TestRunner
+from pytest_mcp.ports.worker import Inline, Worker
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,10 @@ less than starting Python and pytest, and a pass that records nothing names noth
 class NameCauses:
     """Runs the second pass after a run with failures, and reads it with the project's history."""
 
-    def __init__(self, runner: TestRunner, policy: RequestPolicy) -> None:
+    def __init__(self, runner: TestRunner, policy: RequestPolicy, worker: Worker | None = None) -> None:
         self._runner = runner
         self._policy = policy
+        self._worker = worker or Inline()  # grouping and ranking thousands of failures is CPU work
 
     async def forget(self, spec: RunSpec, reports: Sequence[ReportedTest], history: RunHistory | None) -> None:
         """A run whose failures are not read by cause (nothing failed, or `detail` was `summary`) still
@@ -61,7 +63,7 @@ class NameCauses:
         if history is None:
             return
         previous = await history.recall()
-        signatures = _signatures(reports)
+        signatures = await self._worker.run(_signatures, reports)
         flaky = {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
         # What changed since this run cannot be told without reading the code: the next failing run
         # compares with git's HEAD instead of a record that may be stale.
@@ -71,7 +73,7 @@ class NameCauses:
     async def __call__(
         self, spec: RunSpec, duration: float, reports: Sequence[ReportedTest], history: RunHistory | None
     ) -> Causes:
-        symptoms = symptom_groups(reports)
+        symptoms = await self._worker.run(symptom_groups, reports)
         failing = [node_id for members in symptoms.values() for node_id in members]
         previous = await history.recall() if history is not None else History()
         spectrum: Spectrum | str = "no test failed"
@@ -85,36 +87,49 @@ class NameCauses:
             )
         elif failing:
             spectrum = "localization is off (--localize 0)"
-        localization = Localization(
-            spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.last_run
-        )
-        verdicts = localization.verdicts(symptoms)
-        causes = {
-            group_id: localization.culprit(verdict.ranked[0])
-            for group_id, verdict in verdicts.items()
-            if unambiguous(verdict)
-        }
-        flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
-        flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
-        signatures = _signatures(reports)
-        crashes = {
-            signature.id: signature.crash.rsplit(":", 1)[0] if signature.crash else None
-            for signature in map(signature_of, reports)
-        }
-
-        def labelled(members: Sequence[ReportedTest]) -> Since:
-            return since(members, signatures, previous, flaky_now)
-
-        # A wrong value surfaces at every assertion that uses it: those symptoms may be one cause. A
-        # helper that raises is named by its crash site already, and stays a group of its own.
-        tests = localization.spectrum.test_modules
-        merge = {group_id for group_id, crash in crashes.items() if crash is None or is_test_code(crash, tests)}
-        groups = failure_groups(reports, causes, labelled, merge=merge)
-        full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
-        culprits = _culprits(groups, verdicts, localization)
+        causes, following = await self._worker.run(_read, spec, reports, symptoms, spectrum, previous)
         if history is not None:
-            await history.remember(updated(previous, spec, signatures, flaky_now, localization.digests()))
-        return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), bool(failing)), full)
+            await history.remember(following)
+        return causes
+
+
+def _read(
+    spec: RunSpec,
+    reports: Sequence[ReportedTest],
+    symptoms: Mapping[str, Sequence[str]],
+    spectrum: Spectrum | str,
+    previous: History,
+) -> tuple[Causes, History]:
+    """The run's causes read from its symptoms, the second pass and the history; and the history to keep."""
+    localization = Localization(
+        spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.last_run
+    )
+    verdicts = localization.verdicts(symptoms)
+    causes = {
+        group_id: localization.culprit(verdict.ranked[0])
+        for group_id, verdict in verdicts.items()
+        if unambiguous(verdict)
+    }
+    flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
+    flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
+    signatures = _signatures(reports)
+    crashes = {
+        signature.id: signature.crash.rsplit(":", 1)[0] if signature.crash else None
+        for signature in map(signature_of, reports)
+    }
+
+    def labelled(members: Sequence[ReportedTest]) -> Since:
+        return since(members, signatures, previous, flaky_now)
+
+    # A wrong value surfaces at every assertion that uses it: those symptoms may be one cause. A
+    # helper that raises is named by its crash site already, and stays a group of its own.
+    tests = localization.spectrum.test_modules
+    merge = {group_id for group_id, crash in crashes.items() if crash is None or is_test_code(crash, tests)}
+    groups = failure_groups(reports, causes, labelled, merge=merge)
+    full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
+    culprits = _culprits(groups, verdicts, localization)
+    following = updated(previous, spec, signatures, flaky_now, localization.digests())
+    return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), any(symptoms.values())), full), following
 
 
 REPEATED_PER_SYMPTOM = 10

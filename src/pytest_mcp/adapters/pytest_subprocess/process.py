@@ -146,6 +146,13 @@ _MAX_ARG_STRLEN = 32 * 4096  # Linux: the longest single argument or environment
 _POINTER = 8
 
 
+async def _off_loop(function: Callable[[int], set[int]], pgid: int) -> set[int]:
+    """`function(pgid)` in a thread: a sweep of /proc opens a file per process on the machine, tens
+    of milliseconds on a busy one, and a stopped run sweeps it more than once (issue 46). anyio's own
+    threads, not the calls' worker: stopping a run must not queue behind another run's report."""
+    return await anyio.to_thread.run_sync(function, pgid)
+
+
 class CommandTooLong(Exception):
     """The command and its environment are more than the OS passes to a new process (E2BIG)."""
 
@@ -254,14 +261,14 @@ async def run_in_process_group(
                 # group is dead, the readers take what is left in the pipes and finish. A run that
                 # ended by itself had its warden stop its descendants; one that overran has not.
                 if process.returncode is None:
-                    killed = stop_tree(pgid)
+                    killed = await _off_loop(stop_tree, pgid)
                 kill_group(pgid)
                 exited.set()
         finally:
-            if process.returncode is None:  # cancelled while it ran: its warden is alive, and holds the tree
-                killed = stop_tree(pgid)
-            kill_group(pgid)
             with anyio.CancelScope(shield=True):
+                if process.returncode is None:  # cancelled while it ran: its warden is alive, and holds the tree
+                    killed = await _off_loop(stop_tree, pgid)
+                kill_group(pgid)
                 await process.wait()
                 await process.aclose()
                 # The port's promise: nothing the run started outlives the call, grandchildren

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -15,9 +16,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import anyio
+
 from pytest_mcp.adapters.pytest_options import COVERAGE_PLACEHOLDER, collect_options, run_options
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
-from pytest_mcp.adapters.pytest_subprocess.containment import read_warden
+from pytest_mcp.adapters.pytest_subprocess.containment import WardenReport, read_warden
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import (
     CommandTooLong,
@@ -29,11 +32,13 @@ from pytest_mcp.adapters.pytest_subprocess.report import ParsedReport, ProgressF
 from pytest_mcp.adapters.pytest_subprocess.sandbox import BWRAP_ERROR_PREFIX, BubblewrapSandbox
 from pytest_mcp.adapters.pytest_subprocess.spectrum import read_spectrum, with_digests
 from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory, taking_turns
+from pytest_mcp.adapters.worker_threads import ThreadWorker
 from pytest_mcp.domain.localization import Spectrum
 from pytest_mcp.domain.models import CoverageReport
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
+from pytest_mcp.ports.worker import Worker
 
 # Our plugins, the warden (which the bootstrap runs first) and the protocol they share; testmon's
 # part is loaded with `-p` by affected runs only, the sandbox's by sandboxed runs only.
@@ -97,8 +102,10 @@ class SubprocessPytestRunner(TestRunner):
         max_report_bytes: int = 64 * 1024 * 1024,
         resource_limits: ResourceLimits | None = None,
         sandbox: BubblewrapSandbox | None = None,
+        worker: Worker | None = None,
     ) -> None:
         self._interpreter = interpreter
+        self._worker = worker or ThreadWorker()
         self._sandbox = sandbox
         self._root = root
         self._limits = limits or OutputLimits()
@@ -210,7 +217,7 @@ class SubprocessPytestRunner(TestRunner):
         )
         if run.refused is not None or run.spectrum is None or not run.spectrum.tests:
             return _why_nothing(run, spec.seconds)
-        spectrum = await with_digests(run.spectrum, self._root)
+        spectrum = await with_digests(run.spectrum, self._root, self._worker)
         return spectrum.model_copy(update={"seconds": time.monotonic() - started})
 
     async def _pytest(
@@ -227,13 +234,10 @@ class SubprocessPytestRunner(TestRunner):
         writable: Sequence[Path] = (),
     ) -> _Run:
         python = str((await self._interpreter.choice()).path)
-        workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
+        # The private directory is made, read and removed by the worker: file work, 20 runs at once.
+        workdir = await self._worker.run(self._private_directory, first)
         sandbox = self._sandbox
         try:
-            for name, source in self._plugin_files.items():
-                (workdir / name).write_bytes(source)
-            if first is not None:
-                (workdir / "first.txt").write_text("".join(f"{node_id}\n" for node_id in first), encoding="utf-8")
             options = [option.replace(_WORKDIR, str(workdir)) for option in options]
             private_options = [option.replace(_WORKDIR, str(workdir)) for option in private_options]
             report_path = workdir / "report.jsonl"
@@ -286,15 +290,36 @@ class SubprocessPytestRunner(TestRunner):
                 return _Run(python, command, outcome, ParsedReport(), None)
             if follower is not None:
                 await follower.poll()
-            coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
-            parsed = read_report(report_path, self._max_report_bytes)
-            spectrum = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if first is not None else None
-            warden = read_warden(workdir)
+            coverage, parsed, spectrum, warden = await self._worker.run(self._results, workdir, first is not None)
             if sandbox is not None:
                 outcome = _unwrapped(outcome, warden.signal, parsed)
             return _Run(python, command, outcome, parsed, coverage, stopped=warden.stopped, spectrum=spectrum)
         finally:
+            with anyio.CancelScope(shield=True):  # a cancelled call removes its directory all the same
+                await self._worker.run(functools.partial(shutil.rmtree, workdir, ignore_errors=True))
+
+    def _private_directory(self, first: Sequence[str] | None) -> Path:
+        """A run's private directory (outside the project) with our plugins, and the tests to run first."""
+        workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
+        try:
+            for name, source in self._plugin_files.items():
+                (workdir / name).write_bytes(source)
+            if first is not None:
+                (workdir / "first.txt").write_text("".join(f"{node_id}\n" for node_id in first), encoding="utf-8")
+        except BaseException:
             shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        return workdir
+
+    def _results(
+        self, workdir: Path, spectrum: bool
+    ) -> tuple[CoverageReport | None, ParsedReport, Spectrum | None, WardenReport]:
+        """What a finished run left in its private directory: coverage, report, a pass's spectrum, the warden's word."""
+        coverage_path = workdir / "coverage.json"
+        coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
+        parsed = read_report(workdir / "report.jsonl", self._max_report_bytes)
+        recorded = read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes) if spectrum else None
+        return coverage, parsed, recorded, read_warden(workdir)
 
     def _termination(self, outcome: ProcessOutcome, python: str) -> Termination:
         if outcome.timed_out:

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.localization import CodeFunction, Spectrum, Trace, is_test_code
+from pytest_mcp.ports.worker import Worker
 
 _log = routed_logger("pytest_mcp.runner")
 MAX_FILES = 200
@@ -147,13 +148,25 @@ async def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | No
     return found
 
 
-async def with_digests(spectrum: Spectrum, root: Path) -> Spectrum:
-    """The spectrum with each blamable function's digest now and at git's HEAD (when there is a git work tree)."""
+async def with_digests(spectrum: Spectrum, root: Path, worker: Worker) -> Spectrum:
+    """The spectrum with each blamable function's digest now and at git's HEAD (when there is a git work tree).
+
+    Reading and parsing up to MAX_FILES modules is the `worker`'s: the event loop only waits for git."""
     files = list(dict.fromkeys(f.file for f in spectrum.functions if not is_test_code(f.file, spectrum.test_modules)))[
         :MAX_FILES
     ]
     if not files:
         return spectrum
+    now, modified = await worker.run(_digests_now, root, files)
+    head_sources = await _at_head(root, files)
+    head = await worker.run(_digests_at_head, head_sources or {})
+    return await worker.run(_with, spectrum, now, modified, head, head_sources is not None, len(files))
+
+
+def _digests_now(
+    root: Path, files: list[str]
+) -> tuple[dict[str, tuple[dict[str, str], dict[int, tuple[str, str]]]], dict[str, float]]:
+    """Each file's digests as it is now, and when it was last modified."""
     now = {}
     modified: dict[str, float] = {}
     for file in files:
@@ -163,8 +176,21 @@ async def with_digests(spectrum: Spectrum, root: Path) -> Spectrum:
             now[file] = _digests(path.read_bytes())
         except OSError:
             now[file] = ({}, {})
-    head_sources = await _at_head(root, files)
-    head = {file: _digests(source)[0] for file, source in (head_sources or {}).items()}
+    return now, modified
+
+
+def _digests_at_head(sources: dict[str, bytes | None]) -> dict[str, dict[str, str]]:
+    return {file: _digests(source)[0] for file, source in sources.items()}
+
+
+def _with(
+    spectrum: Spectrum,
+    now: dict[str, tuple[dict[str, str], dict[int, tuple[str, str]]]],
+    modified: dict[str, float],
+    head: dict[str, dict[str, str]],
+    at_head: bool,
+    files: int,
+) -> Spectrum:
     functions = []
     for function in spectrum.functions:
         if function.file not in now:
@@ -174,8 +200,8 @@ async def with_digests(spectrum: Spectrum, root: Path) -> Spectrum:
         # Before Python 3.11 a code object knows its name, not its qualified name: its line tells.
         name, digest = by_line.get(function.first) or (function.name, by_name.get(function.name))
         update: dict[str, Any] = {"name": name, "digest": digest, "modified": modified.get(function.file)}
-        if head_sources is not None:
+        if at_head:
             update.update(at_head=True, head=head[function.file].get(name))
         functions.append(function.model_copy(update=update))
-    _log.debug("spectrum_digests", files=len(files), git=head_sources is not None)
+    _log.debug("spectrum_digests", files=files, git=at_head)
     return spectrum.model_copy(update={"functions": tuple(functions)})
