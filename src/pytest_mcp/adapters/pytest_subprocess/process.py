@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import signal
 import subprocess
@@ -13,8 +14,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from pytest_mcp.adapters.pytest_subprocess.containment import kill_group, stop_tree, until_gone
 from pytest_mcp.settings import ENV_PREFIX
@@ -146,6 +149,51 @@ _MAX_ARG_STRLEN = 32 * 4096  # Linux: the longest single argument or environment
 _POINTER = 8
 
 
+class _Started:
+    """A process started in a thread, and waited for without one.
+
+    Starting a process blocks its caller until the child has exec'd (vfork), which on a loaded
+    machine waits for the child to be scheduled: tens of milliseconds, once held by the event
+    loop at every run's start (issue 46), with asyncio's watcher thread started for each process
+    on top. Here a thread starts it, and its end is a pidfd becoming readable (Linux 5.3+), or,
+    where there is none, a poll every _POLL_SECONDS.
+    """
+
+    _POLL_SECONDS = 0.005
+
+    def __init__(self, popen: subprocess.Popen[Any]) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self._pidfd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):  # no pidfd_open (macOS, Linux before 5.3)
+            self._pidfd = os.pidfd_open(popen.pid)
+
+    @classmethod
+    async def start(cls, popen: Callable[[], subprocess.Popen[Any]]) -> _Started:
+        # Shielded: a cancellation waits for the thread, so that the process it started is never
+        # lost; it takes effect at the caller's next await, which kills the process's group.
+        with anyio.CancelScope(shield=True):
+            started = await anyio.to_thread.run_sync(popen)
+        return cls(started)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> int:
+        while (code := self._popen.poll()) is None:
+            if self._pidfd is not None:
+                await anyio.wait_readable(self._pidfd)
+            else:
+                await anyio.sleep(self._POLL_SECONDS)
+        return code
+
+    def close(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
 async def _off_loop(function: Callable[[int], set[int]], pgid: int) -> set[int]:
     """`function(pgid)` in a thread: a sweep of /proc opens a file per process on the machine, tens
     of milliseconds on a busy one, and a stopped run sweeps it more than once (issue 46). anyio's own
@@ -216,14 +264,17 @@ async def run_in_process_group(
             _widen(fd)
         started = time.perf_counter()
         try:
-            process = await anyio.open_process(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=out_write,
-                stderr=err_write,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
+            process = await _Started.start(
+                functools.partial(
+                    subprocess.Popen,
+                    list(argv),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out_write,
+                    stderr=err_write,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                )
             )
         except OSError as exc:
             if exc.errno == errno.E2BIG:  # our estimate missed it; say what it is all the same
@@ -270,7 +321,7 @@ async def run_in_process_group(
                     killed = await _off_loop(stop_tree, pgid)
                 kill_group(pgid)
                 await process.wait()
-                await process.aclose()
+                process.close()
                 # The port's promise: nothing the run started outlives the call, grandchildren
                 # and processes that left the group included, before the caller (or a
                 # cancellation) goes on.

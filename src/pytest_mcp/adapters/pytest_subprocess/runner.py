@@ -271,7 +271,7 @@ class SubprocessPytestRunner(TestRunner):
             if sandbox is not None:
                 argv = sandbox.wrap(argv, root=self._root, private_dir=workdir, writable=writable)
                 command = (*sandbox.command_prefix(), *command)
-            follower = ProgressFollower(report_path, progress) if progress is not None else None
+            follower = ProgressFollower(report_path, progress, self._worker) if progress is not None else None
             try:
                 outcome = await run_in_process_group(
                     argv,
