@@ -4,6 +4,7 @@ import contextlib
 import os
 import signal
 import sys
+import uuid
 from pathlib import Path
 
 import anyio
@@ -16,6 +17,7 @@ from pytest_mcp.adapters.pytest_subprocess.process import (
     ProcessOutcome,
     run_in_process_group,
 )
+from tests.integration.support import processes_with
 
 
 def test_a_bounded_buffer_keeps_head_and_tail_and_marks_the_cut() -> None:
@@ -191,3 +193,26 @@ async def test_no_process_inherits_the_servers_token(tmp_path: Path, monkeypatch
     outcome = await run_in_process_group(argv, cwd=tmp_path, timeout=30, limits=OutputLimits())
 
     assert outcome.stdout.strip() == "['SOMETHING_ELSE']"
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the process in /proc")
+async def test_a_started_process_is_nicer_than_the_server_so_the_server_answers_first() -> None:
+    # Issue 46: at the server's own priority, 40 pytest processes kept its event loop waiting for a core.
+    marker = f"pytest-mcp-nice-{uuid.uuid4().hex}"
+    seen: list[int] = []
+
+    async def look_then_stop() -> None:  # runs once the process has started
+        [pid] = processes_with(marker)
+        seen.append(os.getpriority(os.PRIO_PROCESS, pid))
+        os.kill(pid, signal.SIGTERM)
+
+    await run_in_process_group(
+        [sys.executable, "-c", "import time; time.sleep(60)", marker],
+        cwd=Path.cwd(),
+        timeout=60,
+        limits=OutputLimits(),
+        while_running=look_then_stop,
+    )
+
+    assert seen == [min(os.getpriority(os.PRIO_PROCESS, 0) + process.RUN_NICENESS, 19)]

@@ -117,13 +117,14 @@ class ProgressFollower:
     reports to a sink.
 
     Reads only the bytes added since the last poll, and of the progress events in them (one a
-    test) parses and forwards the last only. Reading and parsing is the `worker`'s (a run with
-    thousands of failures writes thousands of reports between two polls); only forwarding is the
-    event loop's. Progress is best-effort: a sink that fails (a client that went away) is logged
+    test) parses and forwards the last only. Reading and parsing more than INLINE_BYTES is the
+    `worker`'s (a run with thousands of failures writes thousands of reports between two polls);
+    forwarding is the event loop's. Progress is best-effort: a sink that fails (a client that went away) is logged
     and never disturbs the run.
     """
 
     POLL_SECONDS = 0.1
+    INLINE_BYTES = 16 * 1024
 
     def __init__(self, path: Path, sink: ProgressSink, worker: Worker | None = None) -> None:
         self._path = path
@@ -139,7 +140,14 @@ class ProgressFollower:
             await self.poll()
 
     async def poll(self) -> None:
-        for kind, event in await self._worker.run(self._new_events):
+        try:
+            added = self._path.stat().st_size - self._position
+        except OSError:
+            added = 0
+        # A few progress lines, most polls, are read where we are: a trip to a thread would cost
+        # more than it saves, and on a loaded machine every thread wanting the GIL delays the loop.
+        events = self._new_events() if added <= self.INLINE_BYTES else await self._worker.run(self._new_events)
+        for kind, event in events:
             await self._forward(kind, event)
 
     def _new_events(self) -> list[tuple[str | None, dict[str, Any] | ReportedTest]]:

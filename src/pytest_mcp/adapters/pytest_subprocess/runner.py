@@ -23,6 +23,7 @@ from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol a
 from pytest_mcp.adapters.pytest_subprocess.containment import WardenReport, read_warden
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import (
+    PROCESS_THREADS,
     CommandTooLong,
     OutputLimits,
     ProcessOutcome,
@@ -106,6 +107,7 @@ class SubprocessPytestRunner(TestRunner):
     ) -> None:
         self._interpreter = interpreter
         self._worker = worker or ThreadWorker()
+        self._process_threads = ThreadWorker(PROCESS_THREADS)
         self._sandbox = sandbox
         self._root = root
         self._limits = limits or OutputLimits()
@@ -280,6 +282,7 @@ class SubprocessPytestRunner(TestRunner):
                     limits=self._limits,
                     while_running=follower.follow if follower is not None else None,
                     dump_signal=DUMP_SIGNAL,
+                    threads=self._process_threads,
                 )
             except CommandTooLong as exc:
                 refused = Termination(kind="command_too_long", detail=str(exc))
