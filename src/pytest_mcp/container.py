@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
     from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits, SubprocessPytestRunner
     from pytest_mcp.adapters.pytest_subprocess.sandbox import BubblewrapSandbox
+    from pytest_mcp.adapters.worker_threads import ThreadWorker
     from pytest_mcp.domain.check_environment import CheckEnvironment
     from pytest_mcp.domain.discover_tests import DiscoverTests
     from pytest_mcp.domain.execute_tests import ExecuteTests
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from pytest_mcp.ports.presenter import ResultPresenter
     from pytest_mcp.ports.run_store import RunStore
     from pytest_mcp.ports.test_runner import TestRunner
+    from pytest_mcp.ports.worker import Worker
 
 # Start-up speed: serving over stdio answers `tools/list` with only what this module imports at
 # the top (the tool server, the request models, logging and the stdio transport). Each factory
@@ -88,11 +90,27 @@ def _sandbox(
 
 
 def _subprocess_runner(
-    interpreter: TargetInterpreter, root: Path, limits: ResourceLimits, sandbox: BubblewrapSandbox | None
+    interpreter: TargetInterpreter,
+    root: Path,
+    limits: ResourceLimits,
+    sandbox: BubblewrapSandbox | None,
+    worker: Worker,
 ) -> SubprocessPytestRunner:
     from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 
-    return SubprocessPytestRunner(interpreter, root=root, resource_limits=limits, sandbox=sandbox)
+    return SubprocessPytestRunner(interpreter, root=root, resource_limits=limits, sandbox=sandbox, worker=worker)
+
+
+def _worker() -> ThreadWorker:
+    from pytest_mcp.adapters.worker_threads import ThreadWorker
+
+    return ThreadWorker()
+
+
+def _inline_worker() -> Worker:
+    from pytest_mcp.ports.worker import Inline
+
+    return Inline()
 
 
 def _fake_runner() -> FakeTestRunner:
@@ -145,10 +163,12 @@ def _environment_presenter() -> McpEnvironmentPresenter:
     return McpEnvironmentPresenter()
 
 
-def _execute_tests(runner: TestRunner, presenter: ResultPresenter[Any], policy: RequestPolicy) -> ExecuteTests[Any]:
+def _execute_tests(
+    runner: TestRunner, presenter: ResultPresenter[Any], policy: RequestPolicy, worker: Worker
+) -> ExecuteTests[Any]:
     from pytest_mcp.domain.execute_tests import ExecuteTests
 
-    return ExecuteTests(runner, presenter, policy)
+    return ExecuteTests(runner, presenter, policy, worker)
 
 
 def _discover_tests(runner: TestRunner, presenter: ResultPresenter[Any], policy: RequestPolicy) -> DiscoverTests[Any]:
@@ -293,8 +313,18 @@ class Container(containers.DeclarativeContainer):
         passed_env=config.sandbox_env,
         tmp_mib=config.sandbox_tmp_size,
     )
+    # The threads that run calls' CPU and file work off the event loop, shared by every call (issue 46).
+    worker = providers.Singleton(_worker)
+    # The fake's reports are scripted and small: its calls stay on the loop, so that an agent's tests
+    # see a call answered in as few turns of the loop as the script takes, never a thread's delay.
+    call_worker = providers.Selector(config.runner, subprocess=worker, fake=providers.Singleton(_inline_worker))
     subprocess_runner = providers.Singleton(
-        _subprocess_runner, interpreter=interpreter, root=config.root, limits=resource_limits, sandbox=sandbox
+        _subprocess_runner,
+        interpreter=interpreter,
+        root=config.root,
+        limits=resource_limits,
+        sandbox=sandbox,
+        worker=worker,
     )
     fake_runner = providers.Singleton(_fake_runner)
     # Every process a call starts (runs, collections, environment probes) takes one of these.
@@ -306,7 +336,9 @@ class Container(containers.DeclarativeContainer):
     )
 
     presenter = providers.Singleton(_presenter, max_response_bytes=config.max_response_bytes)
-    execute_tests = providers.Singleton(_execute_tests, runner=runner, presenter=presenter, policy=policy)
+    execute_tests = providers.Singleton(
+        _execute_tests, runner=runner, presenter=presenter, policy=policy, worker=call_worker
+    )
     discover_tests = providers.Singleton(_discover_tests, runner=runner, presenter=presenter, policy=policy)
     subprocess_probe = providers.Singleton(
         _subprocess_probe, interpreter=interpreter, root=config.root, sandbox=sandbox
@@ -346,7 +378,9 @@ class Container(containers.DeclarativeContainer):
             use_case=execute_tests.provider,
             history=histories,
         ),
-        providers.Singleton(GetTestRunTool, runs=detached_runs, policy=policy, execute_tests=execute_tests.provider),
+        providers.Singleton(
+            GetTestRunTool, runs=detached_runs, policy=policy, execute_tests=execute_tests.provider, worker=call_worker
+        ),
         providers.Singleton(DiscoverTestsTool, use_case=discover_tests.provider),
         providers.Singleton(CheckEnvironmentTool, use_case=check_environment.provider),
         providers.Singleton(LastFailedTool, use_case=execute_tests.provider, history=histories),
@@ -390,7 +424,9 @@ class Container(containers.DeclarativeContainer):
     domain_results = providers.Singleton(_domain_results)
     recorder = providers.Factory(
         _recorder,
-        execute_tests=providers.Factory(_execute_tests, runner=runner, presenter=domain_results, policy=policy),
+        execute_tests=providers.Factory(
+            _execute_tests, runner=runner, presenter=domain_results, policy=policy, worker=call_worker
+        ),
         discover_tests=providers.Factory(_discover_tests, runner=runner, presenter=domain_results, policy=policy),
         policy=policy,
     )

@@ -24,6 +24,7 @@ from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.domain.runs import LocalizeSpec, RunSpec
 from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.test_runner import TestRunner
+from pytest_mcp.ports.worker import Inline, Worker
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,10 @@ less than starting Python and pytest, and a pass that records nothing names noth
 class NameCauses:
     """Runs the second pass after a run with failures, and reads it with the project's history."""
 
-    def __init__(self, runner: TestRunner, policy: RequestPolicy) -> None:
+    def __init__(self, runner: TestRunner, policy: RequestPolicy, worker: Worker | None = None) -> None:
         self._runner = runner
         self._policy = policy
+        self._worker = worker or Inline()  # grouping and ranking thousands of failures is CPU work
 
     async def forget(
         self,
@@ -77,11 +79,8 @@ class NameCauses:
         if history is None:
             return ()
         previous = await history.recall()
-        signatures = _signatures(reports)
-        flaky = {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
-        code = code or CodeState()
-        untested = changed_untested(code, recorded, previous.digests, previous.files, previous.heads)
-        await history.remember(updated(previous, spec, signatures, flaky, code.digests, code.files))
+        untested, following = await self._worker.run(_forgotten, spec, reports, previous, code or CodeState(), recorded)
+        await history.remember(following)
         return untested
 
     async def __call__(
@@ -95,7 +94,7 @@ class NameCauses:
     ) -> Causes:
         """`recorded` is the run's own spectrum, where it could record one (Python 3.12 and later): then
         nothing runs again. Without it, a second pass records the failing tests and their modules."""
-        symptoms = symptom_groups(reports)
+        symptoms = await self._worker.run(symptom_groups, reports)
         failing = [node_id for members in symptoms.values() for node_id in members]
         previous = await history.recall() if history is not None else History()
         spectrum: Spectrum | str = "no test failed"
@@ -111,38 +110,64 @@ class NameCauses:
             )
         elif failing:
             spectrum = "localization is off (--localize 0)"
-        localization = Localization(
-            spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.files, previous.heads
-        )
-        verdicts = localization.verdicts(symptoms)
-        causes = {
-            group_id: localization.culprit(verdict.ranked[0])
-            for group_id, verdict in verdicts.items()
-            if unambiguous(verdict)
-        }
-        flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
-        flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
-        signatures = _signatures(reports)
-
-        def labelled(members: Sequence[ReportedTest]) -> Since | None:
-            return since(members, signatures, previous, flaky_now)
-
-        # One cause, one answer: every symptom whose culprit is unambiguously the same function sits
-        # under it, a wrong value asserted in the tests and an exception raised on the way alike. An
-        # exception the culprit raises itself is already named by its crash site, and a second raise
-        # there is a second failure of its own: such a symptom keeps its group.
-        crashes = {signature.id: signature.crash for signature in map(signature_of, reports)}
-        merge = {group_id for group_id, culprit in causes.items() if not _raised_in(crashes.get(group_id), culprit)}
-        groups = failure_groups(reports, causes, labelled, merge=merge)
-        full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
-        culprits = _culprits(groups, verdicts, localization)
         code = code or CodeState()
-        untested = changed_untested(code, recorded, previous.digests, previous.files, previous.heads)
+        causes, following = await self._worker.run(_read, spec, reports, symptoms, spectrum, previous, code)
         if history is not None:
-            digests = {**code.digests, **localization.digests()}
-            implicated = localization.implicated()
-            await history.remember(updated(previous, spec, signatures, flaky_now, digests, code.files, implicated))
-        return Causes(groups, culprits, _note(spectrum, verdicts, bool(causes), bool(failing)), full, untested)
+            await history.remember(following)
+        return causes
+
+
+def _read(
+    spec: RunSpec,
+    reports: Sequence[ReportedTest],
+    symptoms: Mapping[str, Sequence[str]],
+    spectrum: Spectrum | str,
+    previous: History,
+    code: CodeState,
+) -> tuple[Causes, History]:
+    """The run's causes read from its symptoms, its spectrum and the history; and the history to keep.
+    Plain CPU work, done by the worker: thousands of failures never hold up the event loop."""
+    localization = Localization(
+        spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.files, previous.heads
+    )
+    verdicts = localization.verdicts(symptoms)
+    causes = {
+        group_id: localization.culprit(verdict.ranked[0])
+        for group_id, verdict in verdicts.items()
+        if unambiguous(verdict)
+    }
+    flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
+    flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
+    signatures = _signatures(reports)
+
+    def labelled(members: Sequence[ReportedTest]) -> Since | None:
+        return since(members, signatures, previous, flaky_now)
+
+    # One cause, one answer: every symptom whose culprit is unambiguously the same function sits
+    # under it, a wrong value asserted in the tests and an exception raised on the way alike. An
+    # exception the culprit raises itself is already named by its crash site, and a second raise
+    # there is a second failure of its own: such a symptom keeps its group.
+    crashes = {signature.id: signature.crash for signature in map(signature_of, reports)}
+    merge = {group_id for group_id, culprit in causes.items() if not _raised_in(crashes.get(group_id), culprit)}
+    groups = failure_groups(reports, causes, labelled, merge=merge)
+    full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
+    culprits = _culprits(groups, verdicts, localization)
+    recorded = spectrum if isinstance(spectrum, Spectrum) else None
+    untested = changed_untested(code, recorded, previous.digests, previous.files, previous.heads)
+    digests = {**code.digests, **localization.digests()}
+    following = updated(previous, spec, signatures, flaky_now, digests, code.files, localization.implicated())
+    note = _note(spectrum, verdicts, bool(causes), any(symptoms.values()))
+    return Causes(groups, culprits, note, full, untested), following
+
+
+def _forgotten(
+    spec: RunSpec, reports: Sequence[ReportedTest], previous: History, code: CodeState, recorded: Spectrum | None
+) -> tuple[tuple[str, ...], History]:
+    """The changed functions no test entered, and the history after a run not read by cause."""
+    signatures = _signatures(reports)
+    flaky = {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
+    untested = changed_untested(code, recorded, previous.digests, previous.files, previous.heads)
+    return untested, updated(previous, spec, signatures, flaky, code.digests, code.files)
 
 
 def _raised_in(crash: str | None, culprit: Culprit) -> bool:

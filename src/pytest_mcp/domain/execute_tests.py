@@ -6,7 +6,7 @@ from typing import Generic, Literal, TypeVar
 
 import pydantic_core
 
-from pytest_mcp.domain.causes import NameCauses
+from pytest_mcp.domain.causes import Causes, NameCauses
 from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
 from pytest_mcp.domain.groups import failure_groups, skip_reasons
@@ -14,6 +14,7 @@ from pytest_mcp.domain.models import CoverageReport, FailureGroup, ReportedTest,
 from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
 from pytest_mcp.domain.requests import GetTestRunRequest, RequestPolicy, RunRequest
+from pytest_mcp.domain.runs import RunReport
 from pytest_mcp.domain.text import (
     CAPTURE_LINES,
     EVIDENCE_LINES,
@@ -29,6 +30,7 @@ from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.presenter import ResultPresenter
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
+from pytest_mcp.ports.worker import Inline, Worker
 
 T = TypeVar("T")
 
@@ -72,13 +74,18 @@ class ExecuteTests(Generic[T]):
     - A watched run (one the server may detach) that ends with non-passing reports or collection
       errors keeps its full result in the watch, and its answer carries the run id: get_test_run
       pages through every report without running the tests again. A clean run keeps nothing.
+    - What turns a report into an answer (listing, grouping, naming causes, presenting) is plain
+      CPU work, handed to the `worker`: a report of 10,000 failures never holds up the event loop.
     """
 
-    def __init__(self, runner: TestRunner, presenter: ResultPresenter[T], policy: RequestPolicy) -> None:
+    def __init__(
+        self, runner: TestRunner, presenter: ResultPresenter[T], policy: RequestPolicy, worker: Worker | None = None
+    ) -> None:
         self._runner = runner
         self._presenter = presenter
         self._policy = policy
-        self._causes = NameCauses(runner, policy)
+        self._worker = worker or Inline()
+        self._causes = NameCauses(runner, policy, self._worker)
 
     async def execute(
         self,
@@ -123,20 +130,37 @@ class ExecuteTests(Generic[T]):
         )
         if failure is not None:
             raise failure
-        summary, exit_code = report.summary, report.termination.exit_code
-        if summary is None or exit_code is None:  # pragma: no cover - execution_failure rules this out
-            raise AssertionError("a finished run has a summary and an exit code")
 
-        tests, groups, reasons = _listed(request, report.tests)
+        # Reading 10,000 failures takes seconds of CPU: the worker does it, and the loop keeps answering.
+        listed, shown = await self._worker.run(_listed_and_shown, request, report.tests)
         causes = None
-        untested: tuple[str, ...] = ()
         if request.detail != "summary" and any(test.is_failure for test in report.tests):
-            shown = _shown(request, report.tests)
             causes = await self._causes(spec, report.duration, shown, history, report.spectrum, report.code)
-            groups = tuple(_with_bare_representative(group) for group in causes.groups)
             untested = causes.untested
         else:
             untested = await self._causes.forget(spec, report.tests, history, report.code, report.spectrum)
+        run_id = watch.run_id if watch is not None else None
+        answer, kept = await self._worker.run(self._answer, request, report, listed, causes, untested, run_id)
+        if watch is not None and kept is not None:
+            watch.keep(kept)
+        return answer
+
+    def _answer(
+        self,
+        request: RunRequest,
+        report: RunReport,
+        listed: Listed,
+        causes: Causes | None,
+        untested: tuple[str, ...],
+        run_id: str | None,
+    ) -> tuple[T, RunResult | None]:
+        """The answer to a finished run, and the result a watched run keeps for get_test_run (or None)."""
+        summary, exit_code = report.summary, report.termination.exit_code
+        if summary is None or exit_code is None:  # pragma: no cover - execution_failure rules this out
+            raise AssertionError("a finished run has a summary and an exit code")
+        tests, groups, reasons = listed
+        if causes is not None:
+            groups = tuple(_with_bare_representative(group) for group in causes.groups)
         clean = exit_code in (0, 5) and not report.collection_errors
         failures_listed = not clean and request.detail != "summary"
         # A clean run's counts say all there is: no output to read, no command to reproduce. Groups
@@ -167,11 +191,11 @@ class ExecuteTests(Generic[T]):
             **dict(report.facts),  # the answer's RunFacts fields are the report's, whatever they are
         )
         kept = kept_reports(report.tests)
-        if watch is not None and watch.run_id is not None and (kept or report.collection_errors):
-            result = result.model_copy(update={"run_id": watch.run_id})
-            full = causes.full_groups if causes is not None else failure_groups(kept, compress=False)
-            watch.keep(result.model_copy(update={"tests": kept, "groups": full}))
-        return self._presenter.present_run(result)
+        if run_id is None or not (kept or report.collection_errors):
+            return self._presenter.present_run(result), None
+        result = result.model_copy(update={"run_id": run_id})
+        full = causes.full_groups if causes is not None else failure_groups(kept, compress=False)
+        return self._presenter.present_run(result), result.model_copy(update={"tests": kept, "groups": full})
 
     def page(self, kept: RunResult, request: GetTestRunRequest) -> T:
         """Reports of a finished run that `keep` kept, as get_test_run asks for them."""
@@ -268,9 +292,18 @@ def representative(test: ReportedTest) -> ReportedTest:
     return shown
 
 
-def _listed(
+Listed = tuple[tuple[ReportedTest, ...], tuple[FailureGroup, ...], tuple[SkipReason, ...]]
+"""(tests, groups, reasons) as a request's `detail` lists them."""
+
+
+def _listed_and_shown(
     request: RunRequest, reports: tuple[ReportedTest, ...]
-) -> tuple[tuple[ReportedTest, ...], tuple[FailureGroup, ...], tuple[SkipReason, ...]]:
+) -> tuple[Listed, tuple[ReportedTest, ...]]:
+    """What the answer lists, and the reports as it shows them (for naming causes)."""
+    return _listed(request, reports), _shown(request, reports)
+
+
+def _listed(request: RunRequest, reports: tuple[ReportedTest, ...]) -> Listed:
     """(tests, groups, reasons) as `detail` lists them, without captured output unless `show_capture`."""
     if request.detail == "summary":
         return (), (), ()

@@ -29,6 +29,7 @@ from pytest_mcp.domain.requests import (
 )
 from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.progress import ProgressSink
+from pytest_mcp.ports.worker import Inline, Worker
 
 if TYPE_CHECKING:
     from pytest_mcp.domain.check_environment import CheckEnvironment
@@ -145,11 +146,16 @@ class GetTestRunTool(Tool):
     viewed: ClassVar[bool] = True
 
     def __init__(
-        self, runs: DetachedRuns, policy: RequestPolicy, execute_tests: Callable[[], ExecuteTests[CallToolResult]]
+        self,
+        runs: DetachedRuns,
+        policy: RequestPolicy,
+        execute_tests: Callable[[], ExecuteTests[CallToolResult]],
+        worker: Worker | None = None,
     ) -> None:
         self._runs = runs
         self._policy = policy
         self._execute_tests = execute_tests
+        self._worker = worker or Inline()
 
     @staticmethod
     def answer_type() -> type[BaseModel]:
@@ -179,7 +185,8 @@ class GetTestRunTool(Tool):
         if not ended:
             answer = run.answer_running("running")
         elif request.pages and run.watch.kept is not None:
-            answer = self._execute_tests().page(run.watch.kept, request)
+            # A page of 10,000 kept reports is sorted and presented by the worker, off the event loop.
+            answer = await self._worker.run(self._execute_tests().page, run.watch.kept, request)
         else:
             answer = run.outcome()  # a run that kept no reports: its answer lists all it had
         if request.wait_cut(self._policy):

@@ -21,6 +21,7 @@ import anyio
 
 from pytest_mcp.adapters.pytest_subprocess._plugin._pytest_mcp_protocol import WARDEN_REPORT
 from pytest_mcp.adapters.pytest_subprocess.untrusted import read_untrusted
+from pytest_mcp.ports.worker import Worker
 
 Containment = Literal["subreaper", "process_group"]
 
@@ -133,11 +134,28 @@ def _alive(pgid: int, pids: set[int]) -> bool:
         return False
     if not os.path.isdir("/proc"):  # no /proc (macOS): the group exists, so take it as alive
         return group_exists
+    for pid in pids:  # a killed process not yet gone: found by its own file, not a sweep of every process
+        stat = _stat(str(pid))
+        if stat is not None and stat[0] != b"Z":
+            return True
     return any(state != b"Z" and (pgrp == pgid or pid in pids) for pid, (state, _, pgrp) in _processes().items())
 
 
-async def until_gone(pgid: int, pids: set[int]) -> None:
+async def until_gone(pgid: int, pids: set[int], threads: Worker) -> None:
     """Return once nothing of the group and none of `pids` is alive, or after GONE_SECONDS."""
     with anyio.move_on_after(GONE_SECONDS):
-        while _alive(pgid, pids):  # noqa: ASYNC110 - nothing signals the end of a process: it is polled
+        # The common case, nothing left of the group, is one system call; a sweep of /proc, when
+        # the group or `pids` are left, opens a file per process: the `threads`' work, not the loop's.
+        # Nothing signals the end of a process: it is polled.
+        while (pids or _group_exists(pgid)) and await threads.run(_alive, pgid, pids):  # noqa: ASYNC110
             await anyio.sleep(0.005)
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import signal
 import subprocess
@@ -13,11 +14,19 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 
 from pytest_mcp.adapters.pytest_subprocess.containment import kill_group, stop_tree, until_gone
+from pytest_mcp.ports.worker import Inline, Worker
 from pytest_mcp.settings import ENV_PREFIX
+
+PROCESS_THREADS = 4
+"""Threads that start processes and sweep /proc for a runner's calls. Starting a process holds its
+thread until the child has exec'd (a wait, not work: the GIL is free meanwhile), so 20 runs
+starting at once queue for a few of them. A fixed few: a thread made for each run would be started
+by the event loop, which waits until the new thread runs, a stall of its own on a loaded machine."""
 
 
 class BoundedBuffer:
@@ -146,6 +155,51 @@ _MAX_ARG_STRLEN = 32 * 4096  # Linux: the longest single argument or environment
 _POINTER = 8
 
 
+class _Started:
+    """A process started in a thread, and waited for without one.
+
+    Starting a process blocks its caller until the child has exec'd (vfork), which on a loaded
+    machine waits for the child to be scheduled: tens of milliseconds, once held by the event
+    loop at every run's start (issue 46), with asyncio's watcher thread started for each process
+    on top. Here a thread starts it, and its end is a pidfd becoming readable (Linux 5.3+), or,
+    where there is none, a poll every _POLL_SECONDS.
+    """
+
+    _POLL_SECONDS = 0.005
+
+    def __init__(self, popen: subprocess.Popen[Any]) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self._pidfd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):  # no pidfd_open (macOS, Linux before 5.3)
+            self._pidfd = os.pidfd_open(popen.pid)
+
+    @classmethod
+    async def start(cls, popen: Callable[[], subprocess.Popen[Any]], threads: Worker) -> _Started:
+        # Shielded: a cancellation waits for the thread, so that the process it started is never
+        # lost; it takes effect at the caller's next await, which kills the process's group.
+        with anyio.CancelScope(shield=True):
+            started = await threads.run(popen)
+        return cls(started)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> int:
+        while (code := self._popen.poll()) is None:
+            if self._pidfd is not None:
+                await anyio.wait_readable(self._pidfd)
+            else:
+                await anyio.sleep(self._POLL_SECONDS)
+        return code
+
+    def close(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
 class CommandTooLong(Exception):
     """The command and its environment are more than the OS passes to a new process (E2BIG)."""
 
@@ -185,6 +239,7 @@ async def run_in_process_group(
     while_running: Callable[[], Awaitable[None]] | None = None,
     dump_signal: signal.Signals | None = None,
     environment: Callable[[dict[str, str]], dict[str, str]] | None = None,
+    threads: Worker | None = None,
 ) -> ProcessOutcome:
     """Run `argv` with no stdin, in a new session, and kill its whole tree when it ends.
 
@@ -198,7 +253,10 @@ async def run_in_process_group(
     `dump_signal`, if given, is sent to the process when the timeout passes, _DUMP_SECONDS
     before its group is killed, so that it can say where it was (on stderr). `environment`, if
     given, narrows that environment further (the sandbox's policy on credentials).
+    `threads` start the process and sweep /proc when its tree is stopped (PROCESS_THREADS, shared
+    by a runner's calls); without them, that is done where the caller is.
     """
+    threads = threads or Inline()
     env = child_environment()
     if environment is not None:
         env = environment(env)
@@ -213,14 +271,18 @@ async def run_in_process_group(
             _widen(fd)
         started = time.perf_counter()
         try:
-            process = await anyio.open_process(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=out_write,
-                stderr=err_write,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
+            process = await _Started.start(
+                functools.partial(
+                    subprocess.Popen,
+                    list(argv),
+                    stdin=subprocess.DEVNULL,
+                    stdout=out_write,
+                    stderr=err_write,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                ),
+                threads,
             )
         except OSError as exc:
             if exc.errno == errno.E2BIG:  # our estimate missed it; say what it is all the same
@@ -258,20 +320,20 @@ async def run_in_process_group(
                 # group is dead, the readers take what is left in the pipes and finish. A run that
                 # ended by itself had its warden stop its descendants; one that overran has not.
                 if process.returncode is None:
-                    killed = stop_tree(pgid)
+                    killed = await threads.run(stop_tree, pgid)
                 kill_group(pgid)
                 exited.set()
         finally:
-            if process.returncode is None:  # cancelled while it ran: its warden is alive, and holds the tree
-                killed = stop_tree(pgid)
-            kill_group(pgid)
             with anyio.CancelScope(shield=True):
+                if process.returncode is None:  # cancelled while it ran: its warden is alive, and holds the tree
+                    killed = await threads.run(stop_tree, pgid)
+                kill_group(pgid)
                 await process.wait()
-                await process.aclose()
+                process.close()
                 # The port's promise: nothing the run started outlives the call, grandchildren
                 # and processes that left the group included, before the caller (or a
                 # cancellation) goes on.
-                await until_gone(pgid, killed)
+                await until_gone(pgid, killed, threads)
     finally:
         os.close(out_read)
         os.close(err_read)

@@ -24,6 +24,7 @@ from pytest_mcp.domain.models import (
     Summary,
 )
 from pytest_mcp.ports.progress import ProgressSink
+from pytest_mcp.ports.worker import Inline, Worker
 
 _log = routed_logger("pytest_mcp.runner")
 
@@ -127,16 +128,20 @@ class ProgressFollower:
     reports to a sink.
 
     Reads only the bytes added since the last poll, and of the progress events in them (one a
-    test) parses and forwards the last only. Progress is best-effort: a sink that fails (a
-    client that went away) is logged and never disturbs the run.
+    test) parses and forwards the last only. Reading and parsing more than INLINE_BYTES is the
+    `worker`'s (a run with thousands of failures writes thousands of reports between two polls);
+    forwarding is the event loop's. Progress is best-effort: a sink that fails (a client that went away) is logged
+    and never disturbs the run.
     """
 
     POLL_SECONDS = 0.1
     MAX_POLL_BYTES = 4 * 1024 * 1024  # a poll's read: the rest waits for the next
+    INLINE_BYTES = 16 * 1024
 
-    def __init__(self, path: Path, sink: ProgressSink) -> None:
+    def __init__(self, path: Path, sink: ProgressSink, worker: Worker | None = None) -> None:
         self._path = path
         self._sink = sink
+        self._worker = worker or Inline()
         self._position = 0
         self._pending = b""
         self._total = 0
@@ -148,17 +153,30 @@ class ProgressFollower:
 
     async def poll(self) -> None:
         try:
+            added = self._path.lstat().st_size - self._position
+        except OSError:
+            added = 0
+        # A few progress lines, most polls, are read where we are: a trip to a thread would cost
+        # more than it saves, and on a loaded machine every thread wanting the GIL delays the loop.
+        events = self._new_events() if added <= self.INLINE_BYTES else await self._worker.run(self._new_events)
+        for kind, event in events:
+            await self._forward(kind, event)
+
+    def _new_events(self) -> list[tuple[str | None, dict[str, Any] | ReportedTest]]:
+        """What the bytes added since the last poll say, to forward in order."""
+        try:
             with open_untrusted(self._path) as handle:
                 handle.seek(self._position)
                 chunk = handle.read(self.MAX_POLL_BYTES)
         except OSError:  # not there yet, or not a file to read (the run's end says so)
-            return
+            return []
         self._position += len(chunk)
         *lines, self._pending = (self._pending + chunk).split(b"\n")
         if len(self._pending) > self.MAX_POLL_BYTES:  # no line is that long: not one of ours
             self._pending = b""
         progress = None
         collected = False
+        events: list[tuple[str | None, dict[str, Any] | ReportedTest]] = []
         for line in lines:
             if line.startswith(protocol.PROGRESS_START):
                 progress = line  # only the last of them is forwarded
@@ -166,19 +184,25 @@ class ProgressFollower:
             kind, event = _event(line)
             if kind == protocol.COLLECTED:
                 self._total, collected = event["total"], True
-            else:
-                await self._forward(kind, event)
-        if progress is not None:
-            await self._forward(*_event(progress))
-        elif collected:  # collected, no test done yet: the total is known ("0 of 120", not "0 of ?")
-            await self._forward(protocol.PROGRESS, {"done": 0, "failed": 0})
-
-    async def _forward(self, kind: str | None, event: dict[str, Any]) -> None:
-        try:
-            if kind == protocol.PROGRESS:
-                await self._sink.update(event["done"], max(self._total, event["done"]), event["failed"])
             elif kind == protocol.TEST:
-                await self._sink.reported(ReportedTest.model_validate(event))
+                try:
+                    events.append((kind, ReportedTest.model_validate(event)))
+                except ValidationError:  # best-effort, as forwarding is
+                    _log.debug("progress_dropped", exc_info=True)
+            elif kind == protocol.PROGRESS:
+                events.append((kind, event))
+        if progress is not None:
+            events.append(_event(progress))
+        elif collected:  # collected, no test done yet: the total is known ("0 of 120", not "0 of ?")
+            events.append((protocol.PROGRESS, {"done": 0, "failed": 0}))
+        return events
+
+    async def _forward(self, kind: str | None, event: dict[str, Any] | ReportedTest) -> None:
+        try:
+            if isinstance(event, ReportedTest):
+                await self._sink.reported(event)
+            elif kind == protocol.PROGRESS:
+                await self._sink.update(event["done"], max(self._total, event["done"]), event["failed"])
         except Exception:  # best-effort by contract; the run's result must not depend on it
             _log.debug("progress_dropped", exc_info=True)
 

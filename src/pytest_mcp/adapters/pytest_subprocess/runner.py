@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -19,9 +20,10 @@ import anyio
 
 from pytest_mcp.adapters.pytest_options import COVERAGE_PLACEHOLDER, collect_options, run_options
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
-from pytest_mcp.adapters.pytest_subprocess.containment import read_warden
+from pytest_mcp.adapters.pytest_subprocess.containment import WardenReport, read_warden
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.process import (
+    PROCESS_THREADS,
     CommandTooLong,
     OutputLimits,
     ProcessOutcome,
@@ -38,11 +40,13 @@ from pytest_mcp.adapters.pytest_subprocess.spectrum import (
 )
 from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_directory, taking_turns
 from pytest_mcp.adapters.pytest_subprocess.untrusted import UntrustedFileRefused
+from pytest_mcp.adapters.worker_threads import ThreadWorker
 from pytest_mcp.domain.localization import CodeState, Spectrum
 from pytest_mcp.domain.models import CoverageReport
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
 from pytest_mcp.ports.progress import ProgressSink
 from pytest_mcp.ports.test_runner import TestRunner
+from pytest_mcp.ports.worker import Worker
 
 # Our plugins, the warden (which the bootstrap runs first) and the protocol they share; testmon's
 # part is loaded with `-p` by affected runs only, the sandbox's by sandboxed runs only.
@@ -76,6 +80,18 @@ class ResourceLimits:
 
 
 @dataclass(frozen=True)
+class _Results:
+    """What a run left in its private directory, as `_results` reads it."""
+
+    warden: WardenReport
+    coverage: CoverageReport | None = None
+    parsed: ParsedReport = dataclasses.field(default_factory=ParsedReport)
+    spectrum: Spectrum | None = None  # a second pass's
+    recording: RunRecording | None = None  # a run's own
+    unreadable: str | None = None  # why a file a test replaced was not read
+
+
+@dataclass(frozen=True)
 class _Run:
     python: str
     command: tuple[str, ...]
@@ -106,8 +122,11 @@ class SubprocessPytestRunner(TestRunner):
         max_report_bytes: int = 64 * 1024 * 1024,
         resource_limits: ResourceLimits | None = None,
         sandbox: BubblewrapSandbox | None = None,
+        worker: Worker | None = None,
     ) -> None:
         self._interpreter = interpreter
+        self._worker = worker or ThreadWorker()
+        self._process_threads = ThreadWorker(PROCESS_THREADS)
         self._sandbox = sandbox
         self._root = root
         self._limits = limits or OutputLimits()
@@ -176,11 +195,11 @@ class SubprocessPytestRunner(TestRunner):
         recording = run.recording
         if recording is None:
             return None, None
-        code = await anyio.to_thread.run_sync(self._code.state, recording.imported)
+        code = await self._worker.run(self._code.state, recording.imported)
         spectrum = recording.spectrum
         if spectrum is not None:
             failed = any(trace.outcome == "failed" for trace in spectrum.tests)
-            spectrum = await with_digests(spectrum, self._code, self._root, head=failed)
+            spectrum = await with_digests(spectrum, self._code, self._root, self._worker, head=failed)
         return spectrum, code
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
@@ -236,7 +255,7 @@ class SubprocessPytestRunner(TestRunner):
         )
         if run.refused is not None or run.spectrum is None or not run.spectrum.tests:
             return _why_nothing(run, spec.seconds)
-        spectrum = await with_digests(run.spectrum, self._code, self._root)
+        spectrum = await with_digests(run.spectrum, self._code, self._root, self._worker)
         return spectrum.model_copy(update={"seconds": time.monotonic() - started})
 
     async def _pytest(
@@ -253,15 +272,10 @@ class SubprocessPytestRunner(TestRunner):
         writable: Sequence[Path] = (),
     ) -> _Run:
         python = str((await self._interpreter.choice()).path)
-        workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
+        # The private directory is made, read and removed by the worker: file work, 20 runs at once.
+        workdir = await self._worker.run(self._private_directory, first)
         sandbox = self._sandbox
         try:
-            for name, source in self._plugin_files.items():
-                (workdir / name).write_bytes(source)
-            recording_dir = workdir / _SPECTRUM_DIR
-            recording_dir.mkdir()
-            if first is not None:
-                (workdir / "first.txt").write_text("".join(f"{node_id}\n" for node_id in first), encoding="utf-8")
             options = [option.replace(_WORKDIR, str(workdir)) for option in options]
             private_options = [option.replace(_WORKDIR, str(workdir)) for option in private_options]
             report_path = workdir / "report.jsonl"
@@ -296,7 +310,7 @@ class SubprocessPytestRunner(TestRunner):
             if sandbox is not None:
                 argv = sandbox.wrap(argv, root=self._root, private_dir=workdir, writable=writable)
                 command = (*sandbox.command_prefix(), *command)
-            follower = ProgressFollower(report_path, progress) if progress is not None else None
+            follower = ProgressFollower(report_path, progress, self._worker) if progress is not None else None
             try:
                 outcome = await run_in_process_group(
                     argv,
@@ -306,6 +320,7 @@ class SubprocessPytestRunner(TestRunner):
                     while_running=follower.follow if follower is not None else None,
                     dump_signal=DUMP_SIGNAL,
                     environment=sandbox.environment if sandbox is not None else None,
+                    threads=self._process_threads,
                 )
             except CommandTooLong as exc:
                 refused = Termination(kind="command_too_long", detail=str(exc))
@@ -316,16 +331,11 @@ class SubprocessPytestRunner(TestRunner):
                 return _Run(python, command, outcome, ParsedReport(), None)
             if follower is not None:
                 await follower.poll()
-            coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
-            warden = read_warden(workdir)
-            try:
-                parsed = read_report(report_path, self._max_report_bytes)
-                spectrum_path = workdir / "spectrum.jsonl"
-                spectrum = read_spectrum(spectrum_path, self._max_report_bytes) if first is not None else None
-                recording = read_run_spectrum(recording_dir, self._max_report_bytes) if first is None else None
-            except UntrustedFileRefused as exc:  # a test replaced it: this run's error, and no one waited on it
-                unreadable = Termination(kind="report_unreadable", detail=exc.strerror)
-                return _Run(python, command, outcome, ParsedReport(), None, unreadable, stopped=warden.stopped)
+            results = await self._worker.run(self._results, workdir, first is not None)
+            if results.unreadable is not None:  # a test replaced a file: this run's error, and no one waited on it
+                unreadable = Termination(kind="report_unreadable", detail=results.unreadable)
+                return _Run(python, command, outcome, ParsedReport(), None, unreadable, stopped=results.warden.stopped)
+            parsed, warden = results.parsed, results.warden
             if sandbox is not None:
                 outcome = _unwrapped(outcome, warden.signal, parsed)
             return _Run(
@@ -333,13 +343,45 @@ class SubprocessPytestRunner(TestRunner):
                 command,
                 outcome,
                 parsed,
-                coverage,
+                results.coverage,
                 stopped=warden.stopped,
-                spectrum=spectrum,
-                recording=recording,
+                spectrum=results.spectrum,
+                recording=results.recording,
             )
         finally:
+            with anyio.CancelScope(shield=True):  # a cancelled call removes its directory all the same
+                await self._worker.run(functools.partial(shutil.rmtree, workdir, ignore_errors=True))
+
+    def _private_directory(self, first: Sequence[str] | None) -> Path:
+        """A run's private directory (outside the project) with our plugins, and the tests to run first."""
+        workdir = Path(tempfile.mkdtemp(prefix="pytest-mcp-"))
+        try:
+            for name, source in self._plugin_files.items():
+                (workdir / name).write_bytes(source)
+            (workdir / _SPECTRUM_DIR).mkdir()
+            if first is not None:
+                (workdir / "first.txt").write_text("".join(f"{node_id}\n" for node_id in first), encoding="utf-8")
+        except BaseException:
             shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        return workdir
+
+    def _results(self, workdir: Path, second_pass: bool) -> _Results:
+        """What a finished run left in its private directory: coverage, report, its own spectrum or a second
+        pass's, the warden's word. Every file there is untrusted: one a test replaced makes `unreadable`."""
+        warden = read_warden(workdir)
+        coverage_path = workdir / "coverage.json"
+        try:
+            coverage = read_coverage(coverage_path, self._root) if coverage_path.exists() else None
+            parsed = read_report(workdir / "report.jsonl", self._max_report_bytes)
+            if second_pass:
+                return _Results(
+                    warden, coverage, parsed, spectrum=read_spectrum(workdir / "spectrum.jsonl", self._max_report_bytes)
+                )
+            recording = read_run_spectrum(workdir / _SPECTRUM_DIR, self._max_report_bytes)
+        except UntrustedFileRefused as exc:
+            return _Results(warden, unreadable=exc.strerror)
+        return _Results(warden, coverage, parsed, recording=recording)
 
     def _termination(self, outcome: ProcessOutcome, python: str) -> Termination:
         if outcome.timed_out:

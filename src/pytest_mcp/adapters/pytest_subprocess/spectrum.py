@@ -25,6 +25,7 @@ from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol a
 from pytest_mcp.adapters.pytest_subprocess.untrusted import open_untrusted, read_untrusted
 from pytest_mcp.adapters.structlog_logging import routed_logger
 from pytest_mcp.domain.localization import CodeFunction, CodeState, Spectrum, Trace, code_key, is_test_code
+from pytest_mcp.ports.worker import Worker
 
 _log = routed_logger("pytest_mcp.runner")
 MAX_FILES = 1_000
@@ -44,36 +45,25 @@ def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
     modules: tuple[str, ...] = ()
     recorder = ""  # from the modules event: a pass killed before its end still says what recorded it
     end: dict[str, Any] = {}
-    consumed = 0
     try:
-        handle = open_untrusted(path)
+        events = list(_events(path, max_bytes))
     except FileNotFoundError:
         return Spectrum()
-    with handle:
-        while raw := handle.readline(max_bytes - consumed + 1):
-            consumed += len(raw)
-            if consumed > max_bytes:
-                break
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(event, dict):
-                continue
-            kind = event.pop(protocol.EVENT, None)
-            try:
-                if kind == protocol.SPECTRUM_FUNCTION:
-                    index = int(event.pop("id"))
-                    functions[index] = CodeFunction.model_validate(event)
-                elif kind == protocol.SPECTRUM_TEST:
-                    tests.append(Trace.model_validate(event))
-                elif kind == protocol.SPECTRUM_MODULES:
-                    modules = tuple(str(module) for module in event["modules"])
-                    recorder = str(event.get("recorder") or "")
-                elif kind == protocol.SPECTRUM_END:
-                    end = event
-            except (ValidationError, KeyError, TypeError, ValueError):
-                _log.warning("spectrum_event_unreadable", kind=str(kind)[:20])
+    for event in events:
+        kind = event.pop(protocol.EVENT, None)
+        try:
+            if kind == protocol.SPECTRUM_FUNCTION:
+                index = int(event.pop("id"))
+                functions[index] = CodeFunction.model_validate(event)
+            elif kind == protocol.SPECTRUM_TEST:
+                tests.append(Trace.model_validate(event))
+            elif kind == protocol.SPECTRUM_MODULES:
+                modules = tuple(str(module) for module in event["modules"])
+                recorder = str(event.get("recorder") or "")
+            elif kind == protocol.SPECTRUM_END:
+                end = event
+        except (ValidationError, KeyError, TypeError, ValueError):
+            _log.warning("spectrum_event_unreadable", kind=str(kind)[:20])
     # Ids are dense from 0 in the order first seen; a cut file may lack the last ones.
     ordered = [functions[index] for index in range(len(functions)) if index in functions]
     known = len(ordered)
@@ -318,17 +308,37 @@ async def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | No
     return found
 
 
-async def with_digests(spectrum: Spectrum, code: ProjectCode, root: Path, *, head: bool = True) -> Spectrum:
+async def with_digests(
+    spectrum: Spectrum, code: ProjectCode, root: Path, worker: Worker, *, head: bool = True
+) -> Spectrum:
     """The spectrum with each blamable function's digest now and, with `head`, at git's HEAD (when there is
-    a git work tree), which definition of its name it is, and whether it is an accessor."""
+    a git work tree), which definition of its name it is, and whether it is an accessor.
+
+    Reading and parsing the modules is the `worker`'s: the event loop only waits for git."""
     files = list(dict.fromkeys(f.file for f in spectrum.functions if not is_test_code(f.file, spectrum.test_modules)))[
         :MAX_FILES
     ]
     if not files:
         return spectrum
-    now = {file: await anyio.to_thread.run_sync(code.functions, file) for file in files}
+    now = await worker.run(_functions_of, code, files)
     head_sources = await _at_head(root, files) if head else None
-    at_head = {file: {d.key: d.digest for d in _defined(source)} for file, source in (head_sources or {}).items()}
+    at_head = await worker.run(_digests_at_head, head_sources or {})
+    return await worker.run(_named, spectrum, now, at_head if head_sources is not None else None)
+
+
+def _functions_of(code: ProjectCode, files: list[str]) -> dict[str, tuple[_Defined, ...]]:
+    return {file: code.functions(file) for file in files}
+
+
+def _digests_at_head(sources: dict[str, bytes | None]) -> dict[str, dict[tuple[str, int], str]]:
+    return {file: {d.key: d.digest for d in _defined(source)} for file, source in sources.items()}
+
+
+def _named(
+    spectrum: Spectrum,
+    now: dict[str, tuple[_Defined, ...]],
+    at_head: dict[str, dict[tuple[str, int], str]] | None,
+) -> Spectrum:
     functions = []
     for function in spectrum.functions:
         if function.file not in now:
@@ -347,8 +357,8 @@ async def with_digests(spectrum: Spectrum, code: ProjectCode, root: Path, *, hea
             "digest": found.digest,
             "trivial": found.trivial,
         }
-        if head_sources is not None:
+        if at_head is not None:
             update.update(at_head=True, head=at_head[function.file].get(found.key))
         functions.append(function.model_copy(update=update))
-    _log.debug("spectrum_digests", files=len(files), git=head_sources is not None)
+    _log.debug("spectrum_digests", files=len(now), git=at_head is not None)
     return spectrum.model_copy(update={"functions": tuple(functions)})

@@ -177,6 +177,12 @@ class _ProfileRecorder:
         return {function for function in found if function is not None}
 
 
+def _test_modules(items):
+    """The modules of the collected test functions, whose code is never blamed: a doctest's module is
+    the project's own code."""
+    return sorted({item.nodeid.split("::", 1)[0] for item in items if isinstance(item, pytest.Function)})
+
+
 def recorder_name():
     """Which recorder this interpreter uses: what check_environment reports."""
     return "sys.monitoring" if hasattr(sys, "monitoring") else "sys.setprofile"
@@ -213,9 +219,7 @@ class Spectrum:
         wanted = {node_id: index for index, node_id in enumerate(self.first)}
         last = len(wanted)
         items.sort(key=lambda item: wanted.get(item.nodeid, last))
-        # The test modules, whose code is never blamed: a doctest's module is the project's own code.
-        modules = sorted({item.nodeid.split("::", 1)[0] for item in items if isinstance(item, pytest.Function)})
-        self.emit(protocol.SPECTRUM_MODULES, modules=modules, recorder=self.recorder.name)
+        self.emit(protocol.SPECTRUM_MODULES, modules=_test_modules(items), recorder=self.recorder.name)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -277,9 +281,8 @@ class RunSpectrum:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
-        # The test modules, whose code is never blamed: a doctest's module is the project's own code.
-        modules = sorted({item.nodeid.split("::", 1)[0] for item in items if isinstance(item, pytest.Function)})
-        self.emit(protocol.SPECTRUM_MODULES, modules=modules, recorder=self.recorder.name if self.recorder else "")
+        recorder = self.recorder.name if self.recorder else ""
+        self.emit(protocol.SPECTRUM_MODULES, modules=_test_modules(items), recorder=recorder)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):

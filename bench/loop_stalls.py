@@ -1,0 +1,95 @@
+"""What holds up the event loop: runs the server with every slow loop callback timed and sampled (issue 46).
+
+    .venv/bin/python bench/loop_stalls.py OUT.json -- pytest-mcp's arguments
+
+A launcher, not a measurement of its own: it starts `pytest_mcp.cli.main` in this process after
+wrapping `asyncio.Handle._run` (every callback the loop runs, task steps included) with a clock,
+and starting a thread that, while one callback has been running for more than 5 ms, samples the
+loop thread's stack every 2 ms. OUT.json gets every callback that took more than 20 ms (its
+duration, what it was, and the stacks most often sampled during it) and every sampled stack,
+innermost frame first, then the calling frames of our code and the standard library, with how
+often each was seen: what runs on the loop, and for how long. `loop_latency.py --stalls` uses it.
+Samples need the GIL: a callback that holds it is seen every switch interval (5 ms) at worst.
+"""
+
+from __future__ import annotations
+
+import asyncio.events
+import atexit
+import collections
+import json
+import sys
+import threading
+import time
+import traceback
+
+SLOW = 0.020
+SAMPLE_AFTER = 0.005
+SAMPLE_EVERY = 0.002
+
+
+def main() -> None:
+    out, _, arguments = sys.argv[1], sys.argv[2], sys.argv[3:]
+    running: dict[str, object] = {"since": None}
+    seen: list[str] = []  # the stacks sampled during the callback running now
+    slow: list[tuple[float, str, list[tuple[str, int]]]] = []
+    stacks: collections.Counter[str] = collections.Counter()
+    loop_thread = threading.get_ident()
+    original = asyncio.events.Handle._run
+
+    def timed(self: asyncio.events.Handle) -> None:
+        started = time.perf_counter()
+        running["since"] = started
+        seen.clear()
+        try:
+            original(self)
+        finally:
+            running["since"] = None
+            took = time.perf_counter() - started
+            if took > SLOW:
+                during = collections.Counter(seen).most_common(3)
+                slow.append((round(took * 1000, 1), repr(self)[:300], during))
+
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+
+    def sample() -> None:
+        while True:
+            time.sleep(SAMPLE_EVERY)
+            since = running["since"]
+            if since is None or time.perf_counter() - since < SAMPLE_AFTER:  # type: ignore[operator]
+                continue
+            frame = sys._current_frames().get(loop_thread)
+            if frame is None:
+                continue
+            frames = traceback.extract_stack(frame)
+            ours = [f for f in frames if "pytest_mcp" in f.filename or "/site-packages/" not in f.filename]
+            innermost = frames[-1]
+            key = " <- ".join(
+                [f"{innermost.filename.rsplit('/', 2)[-1]}:{innermost.name}"]
+                + [f"{f.filename.rsplit('/', 1)[-1]}:{f.name}" for f in reversed(ours[-6:])]
+            )
+            stacks[key] += 1
+            seen.append(key)
+
+    def dump() -> None:
+        data = {
+            "slow_callbacks_ms": sorted(slow, reverse=True),
+            "sample_every_ms": SAMPLE_EVERY * 1000,
+            "stacks": stacks.most_common(60),
+        }
+        with open(out, "w") as handle:
+            json.dump(data, handle, indent=1)
+
+    threading.Thread(target=sample, daemon=True).start()
+    atexit.register(dump)
+    sys.argv = ["pytest-mcp", *arguments]
+    from pytest_mcp.cli import main as serve
+
+    try:
+        serve()
+    finally:
+        dump()
+
+
+if __name__ == "__main__":
+    main()
