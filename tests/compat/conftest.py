@@ -2,16 +2,16 @@
 
 Each venv holds nothing but a pinned pytest, on an interpreter pyenv already provides. The
 venvs live under `.cache/compat/<combo>/` with a marker naming what they hold, so a rerun
-reuses them; a fresh checkout (CI) builds all of them, in parallel, in a few seconds each.
+reuses them; a fresh checkout (CI) builds each when its module first needs it, in a few seconds.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,24 +85,23 @@ def _build(combo: Combo) -> Path:
     return python
 
 
-@pytest.fixture(scope="session")
-def compat_targets() -> dict[str, Target]:
-    """Every combo's venv, built in parallel (or found in the cache)."""
-    missing = [combo.name for combo in COMBOS if not combo.base_python.exists()]
-    if missing:
-        message = f"pyenv interpreters missing for {missing} under {PYENV_VERSIONS}"
-        if os.environ.get("PYTEST_MCP_THIRD_PARTY") == "required":
-            pytest.fail(message)
-        pytest.skip(message)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with ThreadPoolExecutor(max_workers=len(COMBOS)) as pool:
-        pythons = list(pool.map(_build, COMBOS))
-    return {combo.name: Target(combo, python) for combo, python in zip(COMBOS, pythons, strict=True)}
+_BUILT: dict[str, Target] = {}
 
 
-@pytest.fixture(params=[combo.name for combo in COMBOS])
-def target(request: pytest.FixtureRequest, compat_targets: dict[str, Target]) -> Target:
-    return compat_targets[request.param]
+def compat_target(combo: Combo) -> Target:
+    """The combo's venv, built once (or found in the cache); the lock makes the xdist workers that run
+    the matrix's modules build each venv once between them."""
+    if combo.name not in _BUILT:
+        if not combo.base_python.exists():
+            message = f"pyenv interpreter missing for {combo.name}: {combo.base_python}"
+            if os.environ.get("PYTEST_MCP_THIRD_PARTY") == "required":
+                pytest.fail(message)
+            pytest.skip(message)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with (CACHE / f"{combo.name}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            _BUILT[combo.name] = Target(combo, _build(combo))
+    return _BUILT[combo.name]
 
 
 @pytest.fixture

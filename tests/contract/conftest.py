@@ -8,8 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
-import venv
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +21,7 @@ from mcp_types import CallToolResult
 from pytest_mcp.testing import FakeTestRunner, connect
 from tests.answers import ToolErrorSeen, complete, tool_error
 from tests.contract.script import CONTRACT_ROOT, CONTRACT_SCRIPT, CULPRITS_ROOT
-
-SITE_PACKAGES = Path(pytest.__file__).resolve().parents[1]
-PYTEST_AND_ITS_DEPENDENCIES = ("_pytest", "pytest", "pluggy", "iniconfig", "packaging", "py.py", "pygments")
+from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, venv_with
 
 # The real side asks pytest once per distinct call; its answers are deterministic.
 _REAL_ANSWERS: dict[str, CallToolResult] = {}
@@ -157,18 +154,6 @@ def project_with_a_regression(tmp_path: Path) -> Path:
     _git(root, "commit", "-q", "-m", "prices right")
     price.write_text(wrong)
     return root.resolve()
-
-
-def venv_with(home: Path, packages: Sequence[str]) -> Path:
-    """A target interpreter whose environment holds only `packages` (linked from ours): offline, in 50 ms."""
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(home)
-    python = home / "bin" / "python"
-    site = home / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-    for name in packages:
-        for found in (SITE_PACKAGES / name, *SITE_PACKAGES.glob(f"{name}-*.dist-info")):
-            if found.exists():
-                (site / found.name).symlink_to(found)
-    return python
 
 
 @pytest.fixture(scope="session")

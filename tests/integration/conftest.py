@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import venv
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
+from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, venv_with
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,17 +36,12 @@ def main_python() -> Path:
 
 @pytest.fixture(scope="session")
 def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with nothing but pytest: no pytest-json-report, no pytest-mcp."""
-    env_dir = tmp_path_factory.mktemp("bare-venv")
-    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "pytest"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert install.returncode == 0, f"pip install pytest failed:\n{install.stdout}\n{install.stderr}"
+    """A venv with nothing but pytest: no pytest-json-report, no pytest-mcp.
+
+    Its pytest is ours, linked (tests/linked_venvs.py): a pip install into a fresh venv took about
+    30 s of each xdist worker on a loaded machine, and the index is no part of what these tests check.
+    """
+    python = venv_with(tmp_path_factory.mktemp("bare-venv"), PYTEST_AND_ITS_DEPENDENCIES)
     assert _can_import(python, "pytest"), "the bare venv must have pytest"
     assert not _can_import(python, "pytest_jsonreport"), "the bare venv must not have pytest-json-report"
     assert not _can_import(python, "pytest_mcp"), "the bare venv must not have pytest-mcp"

@@ -106,7 +106,7 @@ async def test_listed_reports_tally_to_the_test_counts(bare_python, make_runner,
     assert tally["error"] + len(report.collection_errors) == expected.counts["errors"]
 
 
-# From here on pytest >= 9 is assumed: the bare venv has the latest pytest (tests/compat covers older ones).
+# From here on pytest >= 9 is assumed: the bare venv links the dev venv's pytest, the latest (tests/compat: older).
 
 
 async def test_passing_subtests_are_counted_only_when_pytests_line_counts_them(bare_python, make_runner):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 from tests.answers import call_error, complete, signature_row
 from tests.integration.oracle import pytest_says
+from tests.plugins.support import target
 
 pytestmark = pytest.mark.anyio
 
@@ -43,28 +43,9 @@ def write_project(root: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def plugin_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A target venv with pytest, pytest-xdist and pytest-cov."""
-    home = tmp_path_factory.mktemp("plugins-venv")
-    venv.EnvBuilder(with_pip=True).create(home)
-    python = home / "bin" / "python"
-    subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "pytest",
-            "pytest-xdist",
-            "pytest-cov",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    return python
+def plugin_python() -> Path:
+    """A target venv with pytest, pytest-xdist and pytest-cov: built once under .cache/plugins/, then reused."""
+    return target("workers-coverage").python
 
 
 async def call(root: Path, python: Path, arguments: dict[str, Any]) -> dict[str, Any]:

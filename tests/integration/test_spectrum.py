@@ -1,7 +1,7 @@
 """The second pass's recorder inside a real pytest (ADR 0020): the functions each test ran, no more.
 
-On this interpreter (sys.setprofile before Python 3.12, sys.monitoring from 3.12), and on a 3.12+
-interpreter from pyenv when there is one with pytest importable.
+On this interpreter (sys.setprofile before Python 3.12, sys.monitoring from 3.12), and on the
+compatibility matrix's newest Python (3.12+, from pyenv) with its pinned pytest.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.pytest_subprocess.spectrum import read_spectrum
+from tests.compat.conftest import COMBOS, compat_target
 
 PLUGIN = Path(protocol.__file__).parent
 
@@ -94,19 +95,12 @@ def _monitored(python: str) -> bool:
     return subprocess.run([python, "-c", check], capture_output=True, text=True).stdout.strip() == "True"
 
 
-def _monitoring_python(tmp_path: Path) -> str:
-    """A Python 3.12+ with pytest: a venv made from pyenv's (the machines have one), pytest from the index."""
-    candidates = sorted(Path.home().glob(".pyenv/versions/3.1[2-9]*/bin/python"))
-    if not candidates:
-        pytest.skip("no Python 3.12 or later under pyenv")
-    venv = tmp_path / "venv312"
-    subprocess.run([str(candidates[0]), "-m", "venv", str(venv)], check=True, timeout=120)
-    subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "pytest"],
-        check=True,
-        timeout=300,
-    )
-    return str(venv / "bin" / "python")
+def _monitoring_python() -> str:
+    """A Python 3.12+ with pytest: the compatibility matrix's newest combo, built once under .cache/compat/
+    (it was a venv and a pip install of pytest at each run)."""
+    newest = max(COMBOS, key=lambda combo: tuple(map(int, combo.python_version.split("."))))
+    assert tuple(map(int, newest.python_version.split(".")[:2])) >= (3, 12), newest
+    return str(compat_target(newest).python)
 
 
 def test_each_test_records_the_functions_it_ran_and_not_the_repr_pytest_calls_to_explain_a_failure(
@@ -117,7 +111,7 @@ def test_each_test_records_the_functions_it_ran_and_not_the_repr_pytest_calls_to
 
 @pytest.mark.slow
 def test_sys_monitoring_records_the_same_on_python_3_12_and_later(tmp_path: Path) -> None:
-    python = _monitoring_python(tmp_path)
+    python = _monitoring_python()
     assert _monitored(python)
     _check(python, tmp_path / "project")
 
