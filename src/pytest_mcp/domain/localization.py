@@ -45,9 +45,7 @@ class CodeFunction(_Value):
         None, description="The same digest at git's HEAD; None when there is no git, or it is new since."
     )
     at_head: bool = Field(False, description="Whether git's HEAD was read for it (head None then means new).")
-    trivial: bool = Field(
-        False, description="An accessor: its body only returns a name, an attribute or a constant (or passes)."
-    )
+    trivial: bool = Field(False, description="An accessor: its body only returns a name or an attribute (or passes).")
     passing: int = Field(
         0, ge=0, description="Passing tests that entered it and are not listed in the spectrum's tests."
     )

@@ -202,7 +202,8 @@ def _digest(node: ast.AST) -> str:
 
 
 def _trivial(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """An accessor: a body (its docstring aside) that only returns a name, an attribute or a constant, or passes."""
+    """An accessor: a body (its docstring aside) that only returns a name or an attribute, or passes. A
+    function that returns a constant decides a value, and may be wrong: it is no accessor."""
     body = node.body[1:] if node.body and _is_docstring(node.body[0]) else node.body
     if len(body) != 1:
         return False
@@ -210,7 +211,7 @@ def _trivial(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     if isinstance(statement, ast.Pass):
         return True
     return isinstance(statement, ast.Return) and (
-        statement.value is None or isinstance(statement.value, (ast.Name, ast.Attribute, ast.Constant))
+        statement.value is None or isinstance(statement.value, (ast.Name, ast.Attribute))
     )
 
 
