@@ -108,7 +108,7 @@ async def measure(python: Path, suites: dict[str, Path], rounds: int) -> dict[st
         random.Random(round_number).shuffle(order)  # noqa: S311 - an order, not a secret
         for name in order:
             root = suites[name]
-            async with connect(root=root, python=python, timeout=3600, max_timeout=3600) as client:
+            async with connect(root=root, python=python, timeout=3600, max_timeout=3600, detach_after=0) as client:
                 figures[name]["raw"].append(raw(python, root))
                 started = time.perf_counter()
                 result = await client.call_tool("execute_tests", {})
