@@ -29,6 +29,7 @@ import os
 import sys
 import threading
 import time
+import types
 
 import _pytest_mcp_protocol as protocol
 import pytest
@@ -151,6 +152,76 @@ class _MonitoringRecorder:
         sys.monitoring.free_tool_id(self.tool)
 
 
+class _LocalMonitoringRecorder(_MonitoringRecorder):
+    """A run's own recording (3.12+): PY_START armed as local events on the project's own code objects
+    only, so that pytest's functions never fire; modules imported later are armed as they appear.
+    Between tests nothing is recorded, and `restart_events()` re-arms what the last test disabled."""
+
+    def __init__(self, functions):
+        super().__init__(functions)
+        self.modules = 0
+        self.scanned = set()
+        self.active = False
+
+    def _arm(self):
+        if len(sys.modules) == self.modules:
+            return
+        self.modules = len(sys.modules)
+        for name, module in list(sys.modules.items()):
+            if name in self.scanned:
+                continue
+            self.scanned.add(name)
+            filename = getattr(module, "__file__", None)
+            if not isinstance(filename, str) or self.functions.relative(filename) is None:
+                continue
+            for code in _codes(module, filename):
+                sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.PY_START)
+
+    def _entered(self, code, offset):
+        if not self.active:
+            return sys.monitoring.DISABLE
+        return super()._entered(code, offset)
+
+    def start(self):
+        self.seen = set()
+        self._arm()
+        self.active = True
+        sys.monitoring.restart_events()
+
+    def stop(self):
+        self.active = False
+        return self.seen
+
+
+def _codes(module, filename):
+    """The code objects of a module's functions, its classes' methods (properties, static and class
+    methods), what decorators wrapped (`__wrapped__`), and the functions nested in them."""
+    stack = list(vars(module).values())
+    seen = set()
+    found = []
+    while stack:
+        value = stack.pop()
+        if value is None or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, (staticmethod, classmethod)):
+            stack.append(value.__func__)
+        elif isinstance(value, property):
+            stack += [value.fget, value.fset, value.fdel]
+        elif isinstance(value, type):
+            if getattr(value, "__module__", None) == module.__name__:
+                stack += list(vars(value).values())
+        elif isinstance(value, types.FunctionType):
+            stack.append(getattr(value, "__wrapped__", None))
+            if value.__code__.co_filename == filename:
+                codes = [value.__code__]
+                while codes:
+                    code = codes.pop()
+                    found.append(code)
+                    codes += [const for const in code.co_consts if isinstance(const, types.CodeType)]
+    return found
+
+
 class _ProfileRecorder:
     """Before Python 3.12: the profile hook's call events, in this thread and threads started after."""
 
@@ -251,7 +322,7 @@ class RunSpectrum:
         self.config = config
         self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
         self.functions = _Functions(str(config.rootpath), self.emit)
-        self.recorder = _MonitoringRecorder(self.functions) if hasattr(sys, "monitoring") else None
+        self.recorder = _LocalMonitoringRecorder(self.functions) if hasattr(sys, "monitoring") else None
         self.outcome = None
         self.passing = 0
         self.counts = {}  # function id -> passing tests that entered it
