@@ -130,3 +130,17 @@ def test_a_lock_that_is_not_a_regular_file_is_refused_not_followed(tmp_path: Pat
     with pytest.raises(UntrustedFileRefused):
         anyio.run(take)
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_project_code_read_for_digests_never_leaves_the_root(tmp_path: Path) -> None:
+    from pytest_mcp.adapters.pytest_subprocess.spectrum import ProjectCode
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "inside.py").write_text("def kept():\n    return 1 + 1\n")
+    (tmp_path / "secret.py").write_text("def leaked():\n    return 2 + 2\n")
+    (root / "link.py").symlink_to(tmp_path / "secret.py")
+
+    state = ProjectCode(root).state(["inside.py", "../secret.py", "link.py"])
+
+    assert list(state.digests) == ["inside.py::kept"], "a run's imported list is the tests' to write"

@@ -249,8 +249,12 @@ class ProjectCode:
         self._parsed: dict[str, tuple[tuple[int, int, int], tuple[_Defined, ...]]] = {}
 
     def functions(self, file: str) -> tuple[_Defined, ...]:
+        """A project file's functions; none for a path outside the root. The names come from a file the
+        tests can write (the run's imported list): `../` or a link out of the project is never read."""
         path = self._root / file
         try:
+            if not path.resolve().is_relative_to(self._root.resolve()):
+                return ()
             stat = path.stat()
             if not S_ISREG(stat.st_mode) or stat.st_size > MAX_SOURCE_BYTES:
                 return ()
