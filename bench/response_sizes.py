@@ -197,6 +197,9 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+COUNTED_PYTHON = "/project/.venv/bin/python"
+
+
 async def answer(
     root: Path, arguments: dict[str, Any] | None = None, *, python: Path | None = None, **settings: Any
 ) -> tuple[int, dict[str, Any], str]:
@@ -208,7 +211,13 @@ async def answer(
         result = await client.call_tool("execute_tests", arguments or {})
     structured = result.structured_content or {}
     text = result.content[0].text  # type: ignore[union-attr]
-    wire = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)  # as the SDK writes it
+    # The interpreter's path is the machine's: counted as a fixed one, so a size is the same on every machine.
+    counted = (
+        {**structured, "command": [COUNTED_PYTHON, *structured["command"][1:]]}
+        if structured.get("command")
+        else structured
+    )
+    wire = json.dumps(counted, separators=(",", ":"), ensure_ascii=False)  # as the SDK writes it
     return len(wire.encode()) + len(text.encode()), structured, text
 
 
