@@ -434,6 +434,33 @@ async def test_culprits_lead_and_each_group_shows_its_cause_symptoms_and_labels(
         page.screenshot("culprits-again", above="#reproduce")
 
 
+async def test_a_test_that_fails_while_nothing_it_runs_changed_is_labelled_suspect_flaky(
+    page: ReportPage, tmp_path: Path
+) -> None:
+    root = write_project(
+        tmp_path / "project",
+        {
+            "test_flag.py": """
+                import pathlib
+
+                def test_flag():
+                    assert pathlib.Path(__file__).with_name("flag.txt").read_text() == "on"
+
+                def test_other():
+                    assert True
+            """,
+            "flag.txt": "on",
+        },
+    )
+    labels = "return [...document.querySelectorAll('#groups > li .label')].map((l) => [l.classList[1], l.textContent])"
+    async with serve(root) as client:
+        await client.call_tool("execute_tests", {})
+        (root / "flag.txt").write_text("off")  # data, not code: nothing the test runs changed
+        await show(page, client, "execute_tests", {})
+
+    assert page.in_view(labels) == [["suspect_flaky", "is suspect flaky (passed last run; nothing it runs changed)"]]
+
+
 async def test_no_culprit_named_says_why(page: ReportPage, tmp_path: Path) -> None:
     runner = FakeTestRunner(root=tmp_path).script("tests/test_a.py::test_x", "failed", message="assert 1 == 2")
     async with connect(runner) as client:

@@ -91,7 +91,7 @@ async def test_one_wrong_value_is_one_cause_with_its_symptoms_and_both_culprits_
             CAUSE_MEMBERS,
             WRONG_VALUE_AT,
             gross,
-            {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 4},  # the project's first run
+            {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 4, "suspect_flaky": 0},  # the project's first run
         ),
         (
             FLAKY_GROUP,
@@ -100,7 +100,7 @@ async def test_one_wrong_value_is_one_cause_with_its_symptoms_and_both_culprits_
             [],
             [],
             None,
-            {"new": 0, "preexisting": 0, "flaky": 1, "unknown": 0},
+            {"new": 0, "preexisting": 0, "flaky": 1, "unknown": 0, "suspect_flaky": 0},
         ),
         (
             RAISES,  # a helper that raises is its own group, named by its crash site, with its culprit
@@ -109,7 +109,7 @@ async def test_one_wrong_value_is_one_cause_with_its_symptoms_and_both_culprits_
             [],
             [],
             reserve,
-            {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 1},
+            {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 1, "suspect_flaky": 0},
         ),
     ]
     # The same tests repeated: the failing ones, then the rest of their modules (test_discounts.py is not one).
@@ -140,7 +140,7 @@ async def test_the_next_identical_run_says_the_failures_were_already_failing_and
         RESERVE | RESERVE_EVIDENCE | {"changed": False, "changed_since": None, "preexisting": True},
     ]
     assert [(group["id"], group["since"]) for group in result["groups"]] == [
-        (CAUSE, {"new": 0, "preexisting": 4, "flaky": 0, "unknown": 0}),
-        (RAISES, {"new": 0, "preexisting": 1, "flaky": 0, "unknown": 0}),
+        (CAUSE, {"new": 0, "preexisting": 4, "flaky": 0, "unknown": 0, "suspect_flaky": 0}),
+        (RAISES, {"new": 0, "preexisting": 1, "flaky": 0, "unknown": 0, "suspect_flaky": 0}),
     ]
     assert result["localization"]["repeated"] == 9

@@ -121,19 +121,31 @@ async def test_an_injected_wrong_value_is_named_first_as_one_cause_then_said_to_
     assert cause["culprit"]["function"] == "gross_price"
     assert cause["count"] == 2 * FILES
     assert sum(symptom["count"] for symptom in cause["symptoms"]) == 2 * FILES
-    assert cause["since"] == {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 2 * FILES}
+    assert cause["since"] == {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 2 * FILES, "suspect_flaky": 0}
     assert "; no earlier run" in text, "the server's first run of the project"
     assert first["text_output"] == "", "the groups carry the failures: no output tail repeats them"
     assert first["localization"]["repeated"] >= 4 * FILES - 1
 
-    assert again["groups"][0]["since"] == {"new": 0, "preexisting": 2 * FILES, "flaky": 0, "unknown": 0}
+    assert again["groups"][0]["since"] == {
+        "new": 0,
+        "preexisting": 2 * FILES,
+        "flaky": 0,
+        "unknown": 0,
+        "suspect_flaky": 0,
+    }
     assert "; were already failing" in again_text
     # Its tests have not passed since the edit: it is still changed, and still the culprit.
     assert again["culprits"][0]["function"] == "gross_price"
     assert (again["culprits"][0]["changed"], again["culprits"][0]["changed_since"]) == (True, "head")
 
     assert fixed["exit_code"] == 0
-    assert broken_again["groups"][0]["since"] == {"new": 2 * FILES, "preexisting": 0, "flaky": 0, "unknown": 0}
+    assert broken_again["groups"][0]["since"] == {
+        "new": 2 * FILES,
+        "preexisting": 0,
+        "flaky": 0,
+        "unknown": 0,
+        "suspect_flaky": 0,
+    }
     # The passing run recorded every function of the files it imported: the edit is told against that.
     assert (broken_again["culprits"][0]["changed"], broken_again["culprits"][0]["changed_since"]) == (True, "run")
 
@@ -177,7 +189,7 @@ async def test_a_test_that_passes_when_repeated_is_flaky(tmp_path: Path) -> None
         answer, text = await _run(client)
 
     (group,) = answer["groups"]
-    assert group["since"] == {"new": 0, "preexisting": 0, "flaky": 1, "unknown": 0}
+    assert group["since"] == {"new": 0, "preexisting": 0, "flaky": 1, "unknown": 0, "suspect_flaky": 0}
     assert "; is flaky" in text
 
 

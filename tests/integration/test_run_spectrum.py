@@ -7,6 +7,7 @@ once per session. Each test drives the real server in this process through `conn
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -218,3 +219,54 @@ async def test_a_passing_run_names_the_edited_functions_no_test_of_it_entered(tm
     assert answer["changed_untested"] == ["shop/price.py::net_price"]
     assert "changed, run by no test: shop/price.py::net_price" in text
     assert "changed_untested" not in everything, "the run before recorded the edit: it is no change since"
+
+
+FLAG = """\
+import pathlib
+
+from shop.price import gross_price
+
+
+def test_flag():
+    assert pathlib.Path(__file__).with_name("flag.txt").read_text() == "on"
+
+
+def test_edited():
+    assert gross_price(10) == 12.0
+"""
+
+
+async def suspect_flaky_then_new(root: Path, python: Path) -> tuple[dict[str, Any], str]:
+    """A clean run; then a data file flips one test (no code it runs changed) and an edit of its own
+    code breaks another: the first is suspect flaky, the second newly fails."""
+    shop(root, files=1)
+    (root / "tests" / "test_flag.py").write_text(FLAG)
+    (root / "tests" / "flag.txt").write_text("on")
+    async with connect(root=root, python=python) as client:
+        clean, _ = await run(client)
+        assert clean["exit_code"] == 0
+        (root / "tests" / "flag.txt").write_text("off")
+        test = root / "tests" / "test_flag.py"
+        test.write_text(test.read_text().replace("== 12.0", "== 13.0"))
+        return await run(client)
+
+
+def labels(answer: dict[str, Any]) -> dict[str, dict[str, int]]:
+    return {group["representative"]["node_id"].split("::")[1]: group["since"] for group in answer["groups"]}
+
+
+async def test_a_test_that_passed_and_fails_while_nothing_it_runs_changed_is_suspect_flaky(
+    tmp_path: Path, python312: Path
+) -> None:
+    answer, text = await suspect_flaky_then_new(tmp_path / "project", python312)
+
+    assert labels(answer) == {"test_flag": {"suspect_flaky": 1}, "test_edited": {"new": 1}}
+    assert "is suspect flaky (passed last run; nothing it runs changed)" in text
+
+
+async def test_a_second_pass_tells_a_suspect_flaky_test_too(tmp_path: Path) -> None:
+    # Python 3.11 and earlier: the failing tests run again in a second pass, which records them.
+    answer, _ = await suspect_flaky_then_new(tmp_path / "project", Path(sys.executable))
+
+    assert answer["localization"]["recorder"] == "sys.setprofile"
+    assert labels(answer) == {"test_flag": {"suspect_flaky": 1}, "test_edited": {"new": 1}}

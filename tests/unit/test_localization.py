@@ -7,8 +7,17 @@ from pathlib import Path
 import pytest
 
 from pytest_mcp.domain.causes import LOCALIZE_FLOOR, NameCauses, unambiguous
-from pytest_mcp.domain.history import History, since, updated
-from pytest_mcp.domain.localization import CodeFunction, Localization, Spectrum, Trace, is_test_code
+from pytest_mcp.domain.history import History, passed_key, since, updated
+from pytest_mcp.domain.localization import (
+    CodeFunction,
+    CodeState,
+    Localization,
+    Spectrum,
+    Trace,
+    changed_untested,
+    is_test_code,
+    own_function_key,
+)
 from pytest_mcp.domain.models import ReportedTest
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.domain.runs import LocalizeSpec, RunSpec
@@ -175,6 +184,85 @@ def test_each_failing_test_is_new_preexisting_or_flaky_against_the_history() -> 
     single = since(members[2:3], signatures, History(last_run=1000.0), ())
     assert single is not None
     assert single.words() == "newly fails"
+
+
+def test_a_test_that_passed_last_run_and_fails_now_with_nothing_it_runs_changed_is_suspect_flaky() -> None:
+    members = [_failure(n) for n in ("t.py::steady", "t.py::edited", "t.py::unseen", "t.py::old")]
+    history = History(
+        failing={"t.py::old": "g"}, passed=tuple(map(passed_key, ("t.py::steady", "t.py::edited"))), last_run=1000.0
+    )
+    signatures = dict.fromkeys((test.node_id for test in members), "g")
+
+    # `unchanged`: the failing tests whose recorded functions all read as the last run digested them.
+    labels = since(members, signatures, history, (), unchanged={"t.py::steady", "t.py::unseen", "t.py::old"})
+
+    assert labels is not None
+    # steady: passed, nothing changed. edited: passed, but something it runs changed. unseen: never
+    # seen passing. old: already failing the same way, which comes first.
+    assert (labels.suspect_flaky, labels.new, labels.preexisting) == (1, 2, 1)
+    assert (
+        labels.words()
+        == "2 newly fail, 1 was already failing, 1 is suspect flaky (passed last run; nothing it runs changed)"
+    )
+    first = since(members[:1], signatures, History(passed=history.passed), (), unchanged={"t.py::steady"})
+    assert first is not None
+    assert first.unknown == 1, "no earlier run: nothing is claimed"
+
+
+def test_only_a_failing_test_whose_own_function_and_all_it_ran_an_earlier_run_digested_the_same_is_unchanged() -> None:
+    spectrum = shop_spectrum()
+    # The test functions themselves, which pytest calls (the recorders leave them out), are in the run's code.
+    own = {
+        f"tests/test_m{i}.py::{name}": f"t{i}{name}"
+        for i in range(20)
+        for name in ("test_gross", "test_label_gross", "test_label", "test_net")
+    }
+    functions = tuple(f.model_copy(update={"digest": f.digest or "t"}) for f in spectrum.functions)
+    both = spectrum.model_copy(update={"functions": functions})
+    last = {**{f.key: f.digest or "t" for f in functions}, **own}
+
+    steady = Localization(both, last).unchanged(own)
+    edited_test = Localization(both, {**last, "tests/test_m3.py::test_gross": "before"}).unchanged(own)
+    edited_helper = Localization(both, {**last, "tests/helpers.py::make_cart": "before"}).unchanged(own)
+    edited_label = Localization(both, {**last, "shop/price.py::label": "before"}).unchanged(own)
+
+    assert len(steady) == 40
+    assert steady["tests/test_m0.py::test_label_gross"] == 6, "5 functions it entered, and itself"
+    assert "tests/test_m0.py::test_label" not in steady, "passing tests are not asked about"
+    assert set(steady) - set(edited_test) == {"tests/test_m3.py::test_gross"}, "its own code was edited"
+    assert edited_helper == {}, "every failing test runs the edited test helper"
+    assert set(edited_label) == {f"tests/test_m{i}.py::test_gross" for i in range(20)}
+    assert Localization(both, last).unchanged({}) == {}, "its own function not digested now: nothing is known"
+    assert Localization(spectrum, last).unchanged(own) == {}, "test code not digested now: nothing is known"
+    assert Localization(both, {}).unchanged(own) == {}, "no earlier run digested them"
+
+
+def test_a_tests_own_function_is_found_by_its_node_id_the_last_definition_of_its_name() -> None:
+    digests = {"t.py::TestA.test_x": "1", "t.py::test_y": "2", "t.py::test_y#2": "3"}
+
+    assert own_function_key("t.py::TestA::test_x[1-2]", digests) == "t.py::TestA.test_x"
+    assert own_function_key("t.py::test_y", digests) == "t.py::test_y#2"
+    assert own_function_key("t.py::test_z", digests) is None
+    assert own_function_key("pkg/mod.py::pkg.mod.func", digests) is None, "a doctest: no function of that name"
+
+
+def test_the_history_remembers_the_tests_that_passed_until_they_fail() -> None:
+    first = updated(History(), RunSpec(), {}, (), {}, passed=map(passed_key, ("t.py::a", "t.py::b")))
+    second = updated(first, RunSpec(), {"t.py::a": "g"}, (), {}, passed=[passed_key("t.py::c")])
+
+    assert set(first.passed) == {passed_key("t.py::a"), passed_key("t.py::b")}
+    assert set(second.passed) == {passed_key("t.py::b"), passed_key("t.py::c")}, "a failing now is no longer passing"
+
+
+def test_changed_test_code_is_not_listed_as_changed_code_no_test_entered() -> None:
+    code = CodeState(
+        digests={"shop/price.py::gross_price": "a2", "tests/test_x.py::test_new": "t2"},
+        files=("shop/price.py", "tests/test_x.py"),
+    )
+    spectrum = Spectrum(in_run=True, test_modules=("tests/test_x.py",))
+    last = {"shop/price.py::gross_price": "a", "tests/test_x.py::test_new": "t"}
+
+    assert changed_untested(code, spectrum, last, code.files) == ("shop/price.py::gross_price",)
 
 
 def test_the_first_run_of_a_project_claims_nothing_new_it_has_no_earlier_run() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_mcp.domain.groups import failure_groups, signature_of, symptom_groups
-from pytest_mcp.domain.history import History, since, updated
+from pytest_mcp.domain.history import History, passed_key, since, updated
 from pytest_mcp.domain.localization import (
     MAX_CULPRITS,
     CodeState,
@@ -72,6 +72,7 @@ class NameCauses:
         history: RunHistory | None,
         code: CodeState | None,
         recorded: Spectrum | None = None,
+        passed: Sequence[str] | None = None,
     ) -> tuple[str, ...]:
         """A run whose failures are not read by cause (nothing failed, or `detail` was `summary`) still
         tells the history which tests failed, which it ran and did not fail, and its code's digests:
@@ -79,7 +80,9 @@ class NameCauses:
         if history is None:
             return ()
         previous = await history.recall()
-        untested, following = await self._worker.run(_forgotten, spec, reports, previous, code or CodeState(), recorded)
+        untested, following = await self._worker.run(
+            _forgotten, spec, reports, previous, code or CodeState(), recorded, passed
+        )
         await history.remember(following)
         return untested
 
@@ -91,6 +94,7 @@ class NameCauses:
         history: RunHistory | None,
         recorded: Spectrum | None = None,
         code: CodeState | None = None,
+        passed: Sequence[str] | None = None,
     ) -> Causes:
         """`recorded` is the run's own spectrum, where it could record one (Python 3.12 and later): then
         nothing runs again. Without it, a second pass records the failing tests and their modules."""
@@ -111,7 +115,7 @@ class NameCauses:
         elif failing:
             spectrum = "localization is off (--localize 0)"
         code = code or CodeState()
-        causes, following = await self._worker.run(_read, spec, reports, symptoms, spectrum, previous, code)
+        causes, following = await self._worker.run(_read, spec, reports, symptoms, spectrum, previous, code, passed)
         if history is not None:
             await history.remember(following)
         return causes
@@ -124,6 +128,7 @@ def _read(
     spectrum: Spectrum | str,
     previous: History,
     code: CodeState,
+    passed: Sequence[str] | None = None,
 ) -> tuple[Causes, History]:
     """The run's causes read from its symptoms, its spectrum and the history; and the history to keep.
     Plain CPU work, done by the worker: thousands of failures never hold up the event loop."""
@@ -139,9 +144,11 @@ def _read(
     flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
     flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
     signatures = _signatures(reports)
+    unchanged = localization.unchanged({**code.digests, **localization.digests()})
+    passed_before = frozenset(previous.passed)
 
     def labelled(members: Sequence[ReportedTest]) -> Since | None:
-        return since(members, signatures, previous, flaky_now)
+        return since(members, signatures, previous, flaky_now, unchanged, passed_before)
 
     # One cause, one answer: every symptom whose culprit is unambiguously the same function sits
     # under it, a wrong value asserted in the tests and an exception raised on the way alike. An
@@ -155,19 +162,37 @@ def _read(
     recorded = spectrum if isinstance(spectrum, Spectrum) else None
     untested = changed_untested(code, recorded, previous.digests, previous.files, previous.heads)
     digests = {**code.digests, **localization.digests()}
-    following = updated(previous, spec, signatures, flaky_now, digests, code.files, localization.implicated())
+    following = updated(
+        previous, spec, signatures, flaky_now, digests, code.files, localization.implicated(), _passed(reports, passed)
+    )
     note = _note(spectrum, verdicts, bool(causes), any(symptoms.values()))
     return Causes(groups, culprits, note, full, untested), following
 
 
 def _forgotten(
-    spec: RunSpec, reports: Sequence[ReportedTest], previous: History, code: CodeState, recorded: Spectrum | None
+    spec: RunSpec,
+    reports: Sequence[ReportedTest],
+    previous: History,
+    code: CodeState,
+    recorded: Spectrum | None,
+    passed: Sequence[str] | None = None,
 ) -> tuple[tuple[str, ...], History]:
     """The changed functions no test entered, and the history after a run not read by cause."""
     signatures = _signatures(reports)
     flaky = {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
     untested = changed_untested(code, recorded, previous.digests, previous.files, previous.heads)
-    return untested, updated(previous, spec, signatures, flaky, code.digests, code.files)
+    return untested, updated(
+        previous, spec, signatures, flaky, code.digests, code.files, passed=_passed(reports, passed)
+    )
+
+
+def _passed(reports: Sequence[ReportedTest], recorded: Sequence[str] | None) -> Sequence[str]:
+    """The `passed_key`s of the tests that passed: as the run recorded them, or else those its reports
+    list (a test that failed in one phase and passed in another did not pass)."""
+    if recorded is not None:
+        return recorded
+    failed = {test.node_id for test in reports if test.is_failure}
+    return [passed_key(test.node_id) for test in reports if test.outcome == "passed" and test.node_id not in failed]
 
 
 def _raised_in(crash: str | None, culprit: Culprit) -> bool:

@@ -135,10 +135,14 @@ class ExecuteTests(Generic[T]):
         listed, shown = await self._worker.run(_listed_and_shown, request, report.tests)
         causes = None
         if request.detail != "summary" and any(test.is_failure for test in report.tests):
-            causes = await self._causes(spec, report.duration, shown, history, report.spectrum, report.code)
+            causes = await self._causes(
+                spec, report.duration, shown, history, report.spectrum, report.code, report.passed
+            )
             untested = causes.untested
         else:
-            untested = await self._causes.forget(spec, report.tests, history, report.code, report.spectrum)
+            untested = await self._causes.forget(
+                spec, report.tests, history, report.code, report.spectrum, report.passed
+            )
         run_id = watch.run_id if watch is not None else None
         answer, kept = await self._worker.run(self._answer, request, report, listed, causes, untested, run_id)
         if watch is not None and kept is not None:

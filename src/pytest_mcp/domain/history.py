@@ -6,6 +6,7 @@ project's tree, and it is bounded: past its limits the oldest entries go first.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import Field
@@ -17,6 +18,7 @@ MAX_FAILING = 10_000
 MAX_FLAKY = 1_000
 MAX_DIGESTS = 50_000
 MAX_FILES = 5_000
+MAX_PASSED = 100_000
 
 
 class History(_Value):
@@ -36,18 +38,37 @@ class History(_Value):
     heads: tuple[str, ...] = Field(
         (), description="Functions that differed from git's HEAD when a failing test ran them: still read against it."
     )
+    passed: tuple[str, ...] = Field(
+        (),
+        description="Tests that passed in the last run they ran in, as `passed_key`s: what tells a suspect flaky "
+        "failure from a new one.",
+    )
     last_run: float = Field(0.0, description="When the last run ended, in seconds since the epoch; 0: never.")
 
 
+def passed_key(node_id: str) -> str:
+    """A node id as `History.passed` keeps it: 64 bits of its digest, so 100,000 passing tests cost 1.8 MB
+    at most, not their ids' length; a collision could only call one new failure suspect flaky."""
+    return hashlib.blake2b(node_id.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
 def since(
-    members: Sequence[ReportedTest], signatures: Mapping[str, str], history: History, flaky_now: Iterable[str]
+    members: Sequence[ReportedTest],
+    signatures: Mapping[str, str],
+    history: History,
+    flaky_now: Iterable[str],
+    unchanged: Iterable[str] = (),
+    passed: frozenset[str] | None = None,
 ) -> Since | None:
     """How a group's failing tests stand against the history: flaky (now or before), else already failing
-    the same way, else new; in the project's first run, none of these can be told. An xpass is no
-    failure and is not labelled: a group of xpasses has no label. `signatures` gives each failing node
-    id its signature group's id in this run."""
+    the same way; in the project's first run, none of the rest can be told; else suspect flaky (it
+    passed in the last run it ran in, and it is `unchanged`: nothing it runs changed since), else new.
+    An xpass is no failure and is not labelled: a group of xpasses has no label. `signatures` gives each
+    failing node id its signature group's id in this run; `passed`, `History.passed` as a set."""
     flaky = set(flaky_now) | set(history.flaky)
-    counts = {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 0}
+    steady = set(unchanged)
+    passed = frozenset(history.passed) if passed is None else passed
+    counts = {"new": 0, "preexisting": 0, "flaky": 0, "unknown": 0, "suspect_flaky": 0}
     first_run = not history.last_run
     for node_id in dict.fromkeys(test.node_id for test in members if test.is_failure):
         if node_id in flaky:
@@ -56,6 +77,8 @@ def since(
             counts["preexisting"] += 1
         elif first_run:
             counts["unknown"] += 1
+        elif node_id in steady and passed_key(node_id) in passed:
+            counts["suspect_flaky"] += 1
         else:
             counts["new"] += 1
     return Since(**counts) if any(counts.values()) else None
@@ -83,11 +106,13 @@ def updated(
     digests: Mapping[str, str],
     files: Iterable[str] = (),
     implicated: Mapping[str, str] | None = None,
+    passed: Iterable[str] = (),
 ) -> History:
     """The history after this run: its failures (node id -> signature) replace what it ran, the newly
-    flaky are added, and the digests it read replace theirs, except those of the `implicated`
-    functions (changed, and run by a failing test), which keep the digest from before their change;
-    each part cut to its bound, oldest first."""
+    flaky are added, the tests that `passed` now (their `passed_key`s) are remembered as passing (and
+    those failing now no longer), and the digests it read replace theirs, except those of the `implicated` functions
+    (changed, and run by a failing test), which keep the digest from before their change; each part
+    cut to its bound, oldest first."""
     failing = {node_id: sig for node_id, sig in history.failing.items() if not _in_scope(node_id, spec)}
     for node_id in list(failing):
         if node_id in signatures:
@@ -103,11 +128,15 @@ def updated(
     heads = [key for key in history.heads if key not in fresh and held.get(key, "head") == "head"]
     heads += [key for key, basis in held.items() if basis == "head" and key not in set(heads)]
     read = list(dict.fromkeys([*(file for file in history.files if file not in set(files)), *files]))
+    now = dict.fromkeys(passed)
+    gone = {passed_key(node_id) for node_id in signatures}
+    kept = [key for key in history.passed if key not in now and key not in gone] + list(now)
     return History(
         failing=dict(list(failing.items())[-MAX_FAILING:]),
         flaky=tuple(flaky[-MAX_FLAKY:]),
         digests=dict(list(merged.items())[-MAX_DIGESTS:]),
         files=tuple(read[-MAX_FILES:]),
         heads=tuple(heads[-MAX_FLAKY:]),
+        passed=tuple(kept[-MAX_PASSED:]),
         last_run=history.last_run,
     )

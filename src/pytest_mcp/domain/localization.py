@@ -172,8 +172,8 @@ def changed_untested(
     files, heads = frozenset(last_files), frozenset(held_at_head)
     found = []
     for key, digest in code.digests.items():
-        if key in entered:
-            continue
+        if key in entered or is_test_code(key.split("::", 1)[0], spectrum.test_modules):
+            continue  # a test no run selected is not code left untried
         if key in last_digests:
             changed = last_digests[key] != digest
         else:
@@ -183,6 +183,19 @@ def changed_untested(
             if len(found) == MAX_UNTESTED:
                 break
     return tuple(found)
+
+
+def own_function_key(node_id: str, digests: Mapping[str, str]) -> str | None:
+    """The `code_key` of a test's own function among `digests`, if they hold it: `file::Class.test` for
+    `file::Class::test[param]`; of a name defined twice, the last definition (the one pytest collects)."""
+    file, _, names = node_id.partition("::")
+    name = names.split("[", 1)[0].replace("::", ".")
+    if not name or code_key(file, name) not in digests:
+        return None
+    ordinal = 1
+    while code_key(file, name, ordinal + 1) in digests:
+        ordinal += 1
+    return code_key(file, name, ordinal)
 
 
 class Localization:
@@ -200,6 +213,12 @@ class Localization:
         files, heads = frozenset(last_files), frozenset(held_at_head)
         self.basis = tuple(changed_since(function, last_digests, files, heads) for function in spectrum.functions)
         self.changed = tuple(basis is not None for basis in self.basis)
+        self._last = last_digests
+        # Known the same as an earlier run saw it: digested then and now, and equal.
+        self._same = tuple(
+            function.digest is not None and last_digests.get(function.key) == function.digest
+            for function in spectrum.functions
+        )
         # Test code is never blamed; nor is an accessor, unless it changed: every caller of a value runs it.
         self._blamable = [
             not is_test_code(function.file, spectrum.test_modules) and (changed or not function.trivial)
@@ -307,6 +326,20 @@ class Localization:
             changed=ranked.changed,
             changed_since=self.basis[ranked.function],
         )
+
+    def unchanged(self, now: Mapping[str, str]) -> dict[str, int]:
+        """The failing tests that failed again and ran nothing that changed: each one's test function (its
+        digest in `now`, the run's code) and every function it was recorded entering were digested by an
+        earlier run, and are the same now. Node id -> how many functions were compared. A test whose
+        functions are not all known is left out: nothing is claimed of it."""
+        found = {}
+        for trace in self.spectrum.tests:
+            if trace.outcome != "failed" or not all(self._same[f] for f in trace.functions):
+                continue
+            own = own_function_key(trace.node_id, now)
+            if own is not None and self._last.get(own) == now[own]:
+                found[trace.node_id] = len({self.spectrum.functions[f].key for f in trace.functions} | {own})
+        return found
 
     def digests(self) -> dict[str, str]:
         """The functions' digests now, for the next run to tell what changed."""

@@ -266,12 +266,16 @@ class Since(_Value):
     new: int = Field(0, description="Tests that newly fail: they passed in this project's previous run, or never ran.")
     preexisting: int = Field(0, description="Tests that were already failing, the same way, in the previous run.")
     flaky: int = Field(
-        0,
-        description="Tests that are flaky: they passed when repeated, passed on a rerun, or their outcome changed "
-        "while nothing they run changed.",
+        0, description="Tests that are flaky: they passed when repeated, or passed on a rerun (seen flaky here before)."
     )
     unknown: int = Field(
         0, description="Tests failing in the project's first run here: there is no earlier run to compare with."
+    )
+    suspect_flaky: int = Field(
+        0,
+        description="Tests that passed in the last run they ran in and fail now, while every function they ran "
+        "(their test code included) has the same digest as that run read: nothing they run changed. Not proven "
+        "flaky: a change outside Python code (data, dependencies, the environment) reads the same.",
     )
 
     def words(self) -> str:
@@ -280,6 +284,11 @@ class Since(_Value):
             (self.preexisting, "were already failing", "was already failing"),
             (self.flaky, "are flaky", "is flaky"),
             (self.unknown, "no earlier run", "no earlier run"),
+            (
+                self.suspect_flaky,
+                "are suspect flaky (passed last run; nothing they run changed)",
+                "is suspect flaky (passed last run; nothing it runs changed)",
+            ),
         ]
         shown = [(count, many, one) for count, many, one in parts if count]
         if len(shown) == 1:

@@ -134,6 +134,11 @@ class RunReport(_Value):
     code: CodeState | None = Field(
         None, description="The digests of the functions of the project files the run imported (ADR 0020)."
     )
+    passed: tuple[str, ...] | None = Field(
+        None,
+        description="The tests that passed, as `history.passed_key`s, where the run recorded them; None: the "
+        "passing tests among `tests` are all there is.",
+    )
 
 
 class CollectionReport(_Value):

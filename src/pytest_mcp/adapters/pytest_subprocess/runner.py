@@ -173,6 +173,7 @@ class SubprocessPytestRunner(TestRunner):
             )
         spectrum, code = await self._recorded(run)
         return RunReport(
+            passed=run.recording.passed if run.recording is not None else None,
             termination=run.refused or self._termination(run.outcome, python=run.python),
             command=_reproducible(run.command, run.parsed.reproduce),
             duration=run.outcome.duration,

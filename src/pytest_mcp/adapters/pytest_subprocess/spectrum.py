@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -80,10 +81,14 @@ def read_spectrum(path: Path, max_bytes: int) -> Spectrum:
 @dataclass(frozen=True)
 class RunRecording:
     """What a run recorded of itself: its spectrum (None where the interpreter could not record, before
-    Python 3.12) and the project files its processes imported."""
+    Python 3.12), the project files its processes imported, and the tests that passed (`passed_key`s)."""
 
     spectrum: Spectrum | None
     imported: tuple[str, ...]
+    passed: tuple[str, ...] = ()
+
+
+_PASSED_KEY = re.compile(r"[0-9a-f]{16}")
 
 
 def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
@@ -95,6 +100,7 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
     traces: list[Trace] = []
     modules: set[str] = set()
     imported: set[str] = set()
+    passed: list[str] = []
     recorder = ""
     passing_total = 0
     budget = max_bytes
@@ -125,13 +131,15 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
                     modules.update(str(module) for module in event["modules"])
                 elif kind == protocol.SPECTRUM_IMPORTED:
                     imported.update(str(file) for file in event["files"])
+                elif kind == protocol.SPECTRUM_PASSED:  # written by the tests' process: only keys are kept
+                    passed += [key for key in event["keys"] if isinstance(key, str) and _PASSED_KEY.fullmatch(key)]
                 elif kind == protocol.SPECTRUM_END:
                     recorder = recorder or str(event.get("recorder") or "")
             except (ValidationError, KeyError, TypeError, ValueError):
                 _log.warning("spectrum_event_unreadable", kind=str(kind)[:20])
         budget -= path.lstat().st_size
     if not recorder:
-        return RunRecording(None, tuple(sorted(imported)))
+        return RunRecording(None, tuple(sorted(imported)), tuple(passed))
     functions = tuple(
         function.model_copy(update={"passing": passing[index]}) if index in passing else function
         for index, function in enumerate(merged)
@@ -144,7 +152,7 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
         recorder=recorder,
         in_run=True,
     )
-    return RunRecording(spectrum, tuple(sorted(imported)))
+    return RunRecording(spectrum, tuple(sorted(imported)), tuple(passed))
 
 
 def _events(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
@@ -272,8 +280,9 @@ class ProjectCode:
         return defined
 
     def state(self, files: Sequence[str]) -> CodeState:
-        """The digests of every function of these files (test code left out), as they are now."""
-        files = [file for file in files if not is_test_code(file, ())][:MAX_FILES]
+        """The digests of every function of these files, as they are now: the project's code first, then
+        its test code (what tells a suspect flaky test: nothing it runs changed, its own code included)."""
+        files = sorted(files, key=lambda file: is_test_code(file, ()))[:MAX_FILES]
         digests = {
             code_key(file, function.name, function.ordinal): function.digest
             for file in files
@@ -316,17 +325,20 @@ async def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | No
 async def with_digests(
     spectrum: Spectrum, code: ProjectCode, root: Path, worker: Worker, *, head: bool = True
 ) -> Spectrum:
-    """The spectrum with each blamable function's digest now and, with `head`, at git's HEAD (when there is
-    a git work tree), which definition of its name it is, and whether it is an accessor.
+    """The spectrum with each function's digest now and, for a blamable one with `head`, at git's HEAD (when
+    there is a git work tree), which definition of its name it is, and whether it is an accessor. Test
+    code is digested too: a failing test none of whose functions changed is suspect flaky.
 
     Reading and parsing the modules is the `worker`'s: the event loop only waits for git."""
-    files = list(dict.fromkeys(f.file for f in spectrum.functions if not is_test_code(f.file, spectrum.test_modules)))[
-        :MAX_FILES
-    ]
+    ordered = sorted(
+        dict.fromkeys(f.file for f in spectrum.functions), key=lambda file: is_test_code(file, spectrum.test_modules)
+    )
+    files = ordered[:MAX_FILES]
     if not files:
         return spectrum
     now = await worker.run(_functions_of, code, files)
-    head_sources = await _at_head(root, files) if head else None
+    blamable = [file for file in files if not is_test_code(file, spectrum.test_modules)]
+    head_sources = await _at_head(root, blamable) if head and blamable else None
     at_head = await worker.run(_digests_at_head, head_sources or {})
     return await worker.run(_named, spectrum, now, at_head if head_sources is not None else None)
 
@@ -362,7 +374,7 @@ def _named(
             "digest": found.digest,
             "trivial": found.trivial,
         }
-        if at_head is not None:
+        if at_head is not None and function.file in at_head:
             update.update(at_head=True, head=at_head[function.file].get(found.key))
         functions.append(function.model_copy(update=update))
     _log.debug("spectrum_digests", files=len(now), git=at_head is not None)

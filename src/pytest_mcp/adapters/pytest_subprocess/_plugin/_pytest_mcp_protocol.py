@@ -6,6 +6,8 @@ it); the server imports it from the package (runner.py starts pytest with these 
 report.py reads these events).
 """
 
+import hashlib
+
 OWN_PLUGINS = ("_pytest_mcp_guard", "_pytest_mcp_reporter", "_pytest_mcp_spectrum")
 """Our plugins inside pytest, in load order: the bootstrap imports them, the runner names each with `-p`.
 The spectrum recorder does nothing unless a run or a second pass asks it to (ADR 0020)."""
@@ -62,6 +64,14 @@ SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests
 SPECTRUM_END = "end"  # ran, stopped (null, or why it stopped early), recorder
 SPECTRUM_PASSING = "passing"  # a run's own spectrum: total passing tests, counts [[function id, tests], ...]
 SPECTRUM_IMPORTED = "imported"  # files: the project files (relative to the root) the process imported
+SPECTRUM_PASSED = "passed"  # keys: the tests that passed, each a passed_key (below); on every Python
+
+
+def passed_key(node_id: str) -> str:
+    """A passing test's node id as the server's history keeps it: 64 bits of its BLAKE2b digest, in hex.
+    The same as the domain's `history.passed_key` (a test pins them equal)."""
+    return hashlib.blake2b(node_id.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
 
 # Events: one JSON object a line, whose EVENT member names its kind.
 EVENT = "e"

@@ -326,6 +326,7 @@ class RunSpectrum:
         self.outcome = None
         self.passing = 0
         self.counts = {}  # function id -> passing tests that entered it
+        self.passed = []  # passed_key of each passing test: what tells a suspect flaky failure next time
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -336,6 +337,7 @@ class RunSpectrum:
             self.recorder.release()
         self.emit(protocol.SPECTRUM_PASSING, total=self.passing, counts=sorted(self.counts.items()))
         self.emit(protocol.SPECTRUM_IMPORTED, files=self._imported())
+        self.emit(protocol.SPECTRUM_PASSED, keys=self.passed)
         self.emit(protocol.SPECTRUM_END, recorder=self.recorder.name if self.recorder is not None else "")
         self.file.close()
 
@@ -357,15 +359,19 @@ class RunSpectrum:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        if self.recorder is None:
-            yield
-            return
         self.outcome = "passed"
+        if self.recorder is None:  # before Python 3.12: which tests passed, nothing of what they ran
+            yield
+            if self.outcome == "passed":
+                self.passed.append(protocol.passed_key(item.nodeid))
+            return
         self.recorder.start()
         try:
             yield
         finally:
             functions = self.recorder.stop()
+        if self.outcome == "passed":
+            self.passed.append(protocol.passed_key(item.nodeid))
         if self.outcome == "failed":
             self.emit(protocol.SPECTRUM_TEST, node_id=item.nodeid, outcome="failed", functions=sorted(functions))
         elif self.outcome == "passed":
