@@ -95,10 +95,14 @@ def _subprocess_runner(
     limits: ResourceLimits,
     sandbox: BubblewrapSandbox | None,
     worker: Worker,
+    localize: float,
 ) -> SubprocessPytestRunner:
     from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 
-    return SubprocessPytestRunner(interpreter, root=root, resource_limits=limits, sandbox=sandbox, worker=worker)
+    # --localize 0: no culprits, so nothing for the run to record of what its tests entered.
+    return SubprocessPytestRunner(
+        interpreter, root=root, resource_limits=limits, sandbox=sandbox, worker=worker, record=localize > 0
+    )
 
 
 def _worker() -> ThreadWorker:
@@ -325,6 +329,7 @@ class Container(containers.DeclarativeContainer):
         limits=resource_limits,
         sandbox=sandbox,
         worker=worker,
+        localize=config.localize,
     )
     fake_runner = providers.Singleton(_fake_runner)
     # Every process a call starts (runs, collections, environment probes) takes one of these.

@@ -100,9 +100,9 @@ class Settings(BaseModel):
         ge=0,
         le=10,
         allow_inf_nan=False,
-        description="After a run with failures, a second pass names the likely faulty functions (culprits, "
-        "ADR 0020); it may take at most this many times the failing run's wall time, or 1 s when that is more "
-        "(0: never).",
+        description="Culprits (ADR 0020): on Python 3.12+ the run records which functions its tests enter; "
+        "before, after a run with failures, a second pass records the failing tests, taking at most this many "
+        "times the failing run's wall time, or 1 s when that is more. 0: neither, and no culprits named.",
         json_schema_extra=flag("RATIO"),
     )
     localize_max_seconds: float = Field(

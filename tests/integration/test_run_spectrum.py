@@ -270,3 +270,24 @@ async def test_a_second_pass_tells_a_suspect_flaky_test_too(tmp_path: Path) -> N
 
     assert answer["localization"]["recorder"] == "sys.setprofile"
     assert labels(answer) == {"test_flag": {"suspect_flaky": 1}, "test_edited": {"new": 1}}
+
+
+async def test_localize_0_arms_no_recorder_in_the_run(
+    tmp_path: Path, python312: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "test_tools.py").write_text(
+        "import sys\n\n\ndef test_no_recorder():\n"
+        "    assert 'pytest-mcp' not in [sys.monitoring.get_tool(tool) for tool in range(6)]\n"
+    )
+
+    monkeypatch.setenv("PYTEST_MCP_LOCALIZE", "0")
+    async with connect(root=root, python=python312) as client:
+        off, _ = await run(client)
+    monkeypatch.delenv("PYTEST_MCP_LOCALIZE")
+    async with connect(root=root, python=python312) as client:
+        on, _ = await run(client)
+
+    assert off["exit_code"] == 0, "nothing records what the tests enter: no culprits will be named"
+    assert on["exit_code"] == 1, "by default the run records itself"

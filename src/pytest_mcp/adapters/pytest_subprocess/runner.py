@@ -123,8 +123,12 @@ class SubprocessPytestRunner(TestRunner):
         resource_limits: ResourceLimits | None = None,
         sandbox: BubblewrapSandbox | None = None,
         worker: Worker | None = None,
+        record: bool = True,
     ) -> None:
+        """`record`: whether a run records the functions its tests enter, where the interpreter can (3.12+);
+        which tests passed and which project files were imported are recorded always (ADR 0020)."""
         self._interpreter = interpreter
+        self._record = record
         self._worker = worker or ThreadWorker()
         self._process_threads = ThreadWorker(PROCESS_THREADS)
         self._sandbox = sandbox
@@ -145,6 +149,8 @@ class SubprocessPytestRunner(TestRunner):
             required.append("pytest_cov=pytest-cov")
         private_options = [protocol.OPTION_PASSED] if spec.include_passed else []
         private_options.append(f"{protocol.OPTION_SPECTRUM_RUN}={_WORKDIR}/{_SPECTRUM_DIR}")
+        if not self._record:
+            private_options.append(protocol.OPTION_SPECTRUM_FILES_ONLY)
         if spec.progress and progress is not None:
             private_options.append(protocol.OPTION_PROGRESS)
         if spec.facts:

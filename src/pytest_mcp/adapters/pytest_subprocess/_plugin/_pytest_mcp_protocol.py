@@ -57,6 +57,9 @@ OPTION_SPECTRUM_RUN = "--pytest-mcp-spectrum-run"
 """A run that records its own spectrum (ADR 0020): the directory each of its processes (pytest-xdist's
 workers each) writes `spectrum-<worker>.jsonl` to: the failing tests' functions, the passing tests'
 counts per function, and the project files the process imported."""
+OPTION_SPECTRUM_FILES_ONLY = "--pytest-mcp-spectrum-files-only"
+"""With OPTION_SPECTRUM_RUN: record the imported files and the passing tests only, not what the tests
+entered (--localize 0)."""
 SPECTRUM_RUN_PREFIX = "spectrum-"
 SPECTRUM_FUNCTION = "fn"  # id, file, name, first, last: a project function, the first time it runs
 SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids]

@@ -54,6 +54,7 @@ def pytest_addoption(parser):
     group.addoption(protocol.OPTION_SPECTRUM_FIRST, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_DEADLINE, type=float, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_RUN, default=None, help="(internal)")
+    group.addoption(protocol.OPTION_SPECTRUM_FILES_ONLY, action="store_true", default=False, help="(internal)")
 
 
 def _last_line(code):
@@ -322,7 +323,8 @@ class RunSpectrum:
         self.config = config
         self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
         self.functions = _Functions(str(config.rootpath), self.emit)
-        self.recorder = _LocalMonitoringRecorder(self.functions) if hasattr(sys, "monitoring") else None
+        recording = hasattr(sys, "monitoring") and not config.getoption(protocol.OPTION_SPECTRUM_FILES_ONLY)
+        self.recorder = _LocalMonitoringRecorder(self.functions) if recording else None
         self.outcome = None
         self.passing = 0
         self.counts = {}  # function id -> passing tests that entered it
