@@ -115,6 +115,8 @@ async def measure(python: Path, suites: dict[str, Path], rounds: int) -> dict[st
                 figures[name]["server"].append(time.perf_counter() - started)
                 assert result.structured_content is not None
                 figures[name]["floor"].append(raw(python, root))
+                last = {kind: f"{values[-1]:.2f}" for kind, values in figures[name].items()}
+                print(f"round {round_number + 1}, {name}: {last}", flush=True)  # a cut-short run still tells
                 if round_number == 0:
                     text = result.content[0].text  # type: ignore[union-attr]
                     print(f"{name}: " + " | ".join(text.splitlines()[:2]))
