@@ -15,8 +15,8 @@ from pytest_mcp.adapters.pytest_subprocess.testmon_data import DATA_FILE, data_d
 from pytest_mcp.container import create_container
 from pytest_mcp.settings import Settings
 from tests.answers import complete
+from tests.plugins.affected import PROJECT, TESTS, edit, ran, write
 from tests.plugins.support import Environment, target
-from tests.plugins.test_affected import PROJECT, TESTS, edit, ran, write
 
 pytestmark = pytest.mark.anyio
 
