@@ -11,6 +11,7 @@ a second pass before Python 3.12, the run's own recording from 3.12; the fake sc
 
 from __future__ import annotations
 
+import importlib.util
 import platform
 import subprocess
 import sys
@@ -30,23 +31,21 @@ from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, SITE_PACKAGES
 pytestmark = pytest.mark.anyio
 
 
-def policy(answer: dict[str, Any]) -> list[tuple[str, str]]:
-    """An agent's next steps on an answer: what the README's worked example does (examples/agent_policy)."""
-    if answer.get("status") == "running":
-        return [("poll", "run")]
-    steps: list[tuple[str, str]] = []
-    for culprit in answer.get("culprits", []):
-        if not culprit.get("preexisting"):
-            steps.append(("open", f"{culprit['file']}::{culprit['function']}"))
-    for group in answer.get("groups", []):
-        since = group.get("since") or {}
-        if since.get("preexisting") and not (since.get("new") or since.get("unknown") or since.get("flaky")):
-            steps.append(("ignore", group["id"]))
-        elif since.get("flaky"):
-            steps.append(("rerun", group["representative"]["node_id"]))
-        if group["count"] > max(len(group.get("members", [])), 1):
-            steps.append(("page", group["id"]))
-    return steps
+def _example_policy() -> Any:
+    """The README's worked example, examples/agent_loop/agent_policy.py: the policy held to both sides."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "agent_loop" / "agent_policy.py"
+    spec = importlib.util.spec_from_file_location("agent_policy_example", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+policy = _example_policy().next_steps
+"""An agent's fix-it rules: open the culprit, ignore preexisting failures, re-run flaky ones once, poll
+detached runs, page big causes."""
 
 
 def seen(answer: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +94,7 @@ class Side:
             self.shop.script(self.runner, self.wrong).change(*wrong)
 
 
-@pytest.fixture(scope="session", params=["this-python", "python-3.12"])
+@pytest.fixture(scope="session", params=["this-python", pytest.param("python-3.12", marks=pytest.mark.slow)])
 def python(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The target interpreter and its version: this one, and one that records in the run (3.12 and later).
 

@@ -411,8 +411,8 @@ class GetTestRunRequest(_Request):
     group: str | None = Field(
         None,
         pattern=r"^g[0-9a-f]{10,16}$",
-        description="Of a finished run: the full reports of this failure group's members (its `id` in `groups`), "
-        "paged as every selection is: with `offset`, from that position among them.",
+        description="Of a finished run: this failure group's member ids (its `id` in `groups`), in `members`, "
+        "from `offset` on, as many as fit in 12,000 characters; `tests` is empty: `node_ids` gives full reports.",
     )
     offset: int = Field(
         0,
