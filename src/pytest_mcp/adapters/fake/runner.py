@@ -38,6 +38,7 @@ from pytest_mcp.adapters.fake.script import (
 from pytest_mcp.adapters.fake.spectrum import ScriptedCode, in_run, second_pass
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
+from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.domain.environment import ProcessContainment
 from pytest_mcp.domain.localization import Spectrum
 from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, RunFacts, SlowTest, Summary
@@ -472,7 +473,7 @@ class FakeTestRunner(TestRunner):
             nothing_ran_is_clean=bool(affected) and self._affected.leaves_out_any,
             coverage=self._environment.coverage if spec.coverage else None,
             stopped_processes=left_running,
-            facts=RunFacts(affected=affected, slowest=_slowest(reports, spec.facts.get("slowest", 0))),
+            facts=RunFacts(affected=affected, slowest=_slowest(reports, spec.facts.get(protocol.FACT_SLOWEST, 0))),
             # What the run records of itself, as a real one does (ADR 0020): its code's digests on every
             # run; on Python 3.12 and later the spectrum too, with no second pass.
             code=self._code.state(ran, self.tests),
@@ -544,10 +545,14 @@ class FakeTestRunner(TestRunner):
 
 
 def _slowest(reports: list[ReportedTest], count: int) -> tuple[SlowTest, ...]:
-    """The `count` slowest tests as the reporter finds them: each test's reports summed (its scripted
-    duration), slowest first, equal durations in run order."""
+    """The `count` slowest tests by the reporter's own rule (protocol.SlowestTests), fed each test's reports
+    summed (its scripted duration) in run order."""
+    if not count:
+        return ()
     spent: dict[str, float] = {}
     for report in reports:
         spent[report.node_id] = spent.get(report.node_id, 0.0) + report.duration
-    ranked = sorted(spent.items(), key=lambda item: -item[1])[:count]
-    return tuple(SlowTest(node_id=node_id, duration=duration) for node_id, duration in ranked)
+    ranked = protocol.SlowestTests(count)
+    for node_id, seconds in spent.items():
+        ranked.add(node_id, seconds)
+    return tuple(SlowTest.model_validate(entry) for entry in ranked.fact())
