@@ -224,6 +224,10 @@ def _unknown_parameter(model: type[BaseModel], key: str) -> FieldError:
     return FieldError(name, f"unknown parameter; accepted parameters are: {', '.join(model.model_fields)}")
 
 
+ToolArguments = _Request
+"""The base of every tool's request: what the MCP side's tools are typed by, with no list of them."""
+
+
 class _Selects(_Request):
     """Which tests: the fields that choose them, as pytest's own arguments do."""
 
