@@ -178,3 +178,13 @@ def test_bad_outcomes_are_refused_naming_the_field(fields: dict[str, Any], probl
 def test_a_hold_counts_polls_from_one_on() -> None:
     with pytest.raises(ScriptError, match="polls: must be a number of get_test_run calls, 1 or more"):
         FakeTestRunner().hold(polls=0)
+
+
+async def test_trace_gives_every_outcome_of_a_played_test_its_functions(tmp_path: Path) -> None:
+    runner = FakeTestRunner().script("tests/test_x.py::test_y", outcomes=["passed", "failed"], message="assert 0")
+    async with connect(runner, root=tmp_path) as client:
+        await run(client)
+        runner.trace("tests/test_x.py::test_y", GROSS).define(GROSS, "3-4")
+        answer = await run(client)
+
+    assert [culprit["function"] for culprit in answer["culprits"]] == ["gross_price"]

@@ -302,7 +302,9 @@ class FakeTestRunner(TestRunner):
                 checked_function(function)
             except ValueError as exc:
                 raise ScriptError(f"functions[{index}]: {exc}") from None
-        self._tests[node_id] = test.model_copy(update={"runs": tuple(dict.fromkeys(functions))})
+        # Validated anew, not copied: a copy would keep what the old test cached (its `plays`, with the old runs).
+        runs = tuple(dict.fromkeys(functions))
+        self._tests[node_id] = ScriptedTest.model_validate({**test.model_dump(), "runs": runs})
         return self
 
     def define(self, function: str, lines: str | int | tuple[int, int]) -> Self:
