@@ -14,13 +14,7 @@ from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns
 from pytest_mcp.adapters.mcp.stdio_transport import StdioTransport
 from pytest_mcp.adapters.mcp.tool_errors import ErrorResults, JsonRpcErrors
 from pytest_mcp.adapters.mcp.tool_server import McpToolServer
-from pytest_mcp.adapters.mcp.tools import (
-    CheckEnvironmentTool,
-    DiscoverTestsTool,
-    ExecuteTestsTool,
-    GetTestRunTool,
-    LastFailedTool,
-)
+from pytest_mcp.adapters.mcp.tools import ToolWiring, wired_tools
 from pytest_mcp.adapters.structlog_logging import configure_logging
 from pytest_mcp.domain.requests import RequestPolicy
 from pytest_mcp.settings import Settings
@@ -377,19 +371,18 @@ class Container(containers.DeclarativeContainer):
         store=run_store,
     )
     histories = providers.Callable(_histories, store=run_store, root=config.root)
-    tools = providers.List(
-        providers.Singleton(
-            ExecuteTestsTool,
-            use_case=execute_tests.provider,
-            history=histories,
-        ),
-        providers.Singleton(
-            GetTestRunTool, runs=detached_runs, policy=policy, execute_tests=execute_tests.provider, worker=call_worker
-        ),
-        providers.Singleton(DiscoverTestsTool, use_case=discover_tests.provider),
-        providers.Singleton(CheckEnvironmentTool, use_case=check_environment.provider),
-        providers.Singleton(LastFailedTool, use_case=execute_tests.provider, history=histories),
+    # Every tool of TOOLS, each taking what it needs from one wiring: no tool is listed here (issue 43).
+    tool_wiring = providers.Singleton(
+        ToolWiring,
+        execute_tests=execute_tests.provider,
+        discover_tests=discover_tests.provider,
+        check_environment=check_environment.provider,
+        histories=histories,
+        runs=detached_runs,
+        policy=policy,
+        worker=call_worker,
     )
+    tools = providers.Singleton(wired_tools, wiring=tool_wiring)
     report_view = providers.Singleton(_report_view)
     tool_server = providers.Singleton(
         McpToolServer,

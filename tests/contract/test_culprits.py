@@ -8,6 +8,7 @@ second pass (the most `--localize` allows), so that no deadline on a busy machin
 
 from __future__ import annotations
 
+import platform
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -54,6 +55,8 @@ async def culprit_side(
     runner = None
     if request.param == "fake":
         runner = FakeTestRunner.from_dict(CULPRITS_SCRIPT, root=root, functions=CULPRITS_FUNCTIONS)
+        # As the real side's interpreter records: a second pass before Python 3.12, the run itself from 3.12.
+        runner.script_environment(python_version=platform.python_version())
     else:
         plain_pytest_environment(monkeypatch)
         monkeypatch.setenv("PYTEST_MCP_LOCALIZE", "10")

@@ -86,3 +86,23 @@ def test_each_tool_is_named_once_in_the_code() -> None:
             if value in names:
                 found[value].append(f"{path.relative_to(SRC)}:{line}")
     assert {name: len(places) for name, places in found.items()} == dict.fromkeys(names, 1), found
+
+
+def test_a_tool_is_its_request_type_and_its_class_and_no_other_source_file_lists_it() -> None:
+    """A tool in at most 3 source files (issue 43): its request type (domain/requests.py) and its class (in
+    adapters/mcp/tools.py, with TOOLS). The request-type union and the container's providers derive from
+    TOOLS: on main they listed every tool, and the container named each tool's class. A tool with behaviour
+    of its own (get_test_run's paging) has it in the domain too; last_failed, a selection, has none."""
+    sources = {str(path.relative_to(SRC)): path.read_text(encoding="utf-8") for path in sorted(SRC.rglob("*.py"))}
+    for tool in TOOLS:
+        assert [path for path, text in sources.items() if tool.__name__ in text] == ["adapters/mcp/tools.py"]
+    from pytest_mcp.adapters.mcp.tools import ToolRequest
+    from pytest_mcp.domain.requests import ToolArguments
+
+    assert ToolRequest is ToolArguments, "the tools' request type is their base, not a list of them"
+    [last_failed] = [tool for tool in TOOLS if tool.name == "last_failed"]
+    names = (last_failed.__name__, last_failed.request_type.__name__)
+    assert [path for path, text in sources.items() if any(name in text for name in names)] == [
+        "adapters/mcp/tools.py",
+        "domain/requests.py",
+    ]

@@ -51,3 +51,31 @@ def test_the_settings_table_has_a_row_for_each_setting_with_its_flag_and_variabl
         f"{ENV_PREFIX}{name.upper()}": flags.get(name) for name in Settings.model_fields if name not in internal
     }
     assert documented == expected
+
+
+def test_the_docs_say_what_a_group_page_returns_and_how_many_ids_it_holds() -> None:
+    """A group's page is its member ids, cut at MEMBER_PAGE_CHARS (issue 43: the table said "the full reports",
+    and the paging note "about 190 a page", where pages of 33-character ids held 324)."""
+    from pytest_mcp.domain.models import FailureGroup, ReportedTest, RunResult, Summary
+    from pytest_mcp.domain.paging import page_of
+    from pytest_mcp.domain.requests import GetTestRunRequest, RequestPolicy
+
+    [row] = [row for row in table_after("| `get_test_run` parameter |") if row[0] == "`group`"]
+    paging = README.split("- **Paging.**", 1)[1].split("\n\n", 1)[0]
+    description = GetTestRunRequest.model_fields["group"].description or ""
+    for text in (row[2], paging, description):
+        assert "member ids" in text, text
+        assert "full reports" not in text.split("member ids")[0], text
+
+    def page_size(length: int) -> int:
+        members = tuple(f"tests/test_{index:0{length - 17}d}.py::t" for index in range(1000))
+        report = ReportedTest(node_id=members[0], outcome="failed", phase="call", location=members[0])
+        group = FailureGroup(id="gf13040aaaf", count=len(members), members=members, representative=report)
+        kept = RunResult(exit_code=1, summary=Summary(total=1000, failed=1000), groups=(group,), tests=(report,))
+        request = GetTestRunRequest.parse({"run_id": "r" * 32, "group": "gf13040aaaf"}, RequestPolicy(root="."))
+        return len(page_of(kept, request).members)
+
+    figures = re.findall(r"(\d+) ids of (\d+) characters, (\d+) of (\d+)", f"{row[2]}\n{paging}")
+    assert len(figures) == 2, "the table and the paging note give the page's size"
+    for first, first_length, second, second_length in figures:
+        assert (page_size(int(first_length)), page_size(int(second_length))) == (int(first), int(second))

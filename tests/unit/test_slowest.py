@@ -41,7 +41,7 @@ def slowest(reporter: ModuleType, count: int, reports: list[SimpleNamespace]) ->
     heap = reporter.Slowest(count)
     for each in reports:
         heap.pytest_runtest_logreport(each)
-    return [(test["node_id"], test["duration"]) for test in heap.fact()]
+    return [(test["node_id"], test["duration"]) for test in heap.ranked.fact()]
 
 
 def test_each_tests_phases_are_summed_and_only_the_slowest_are_kept(reporter: ModuleType) -> None:
@@ -91,3 +91,44 @@ def test_slowest_is_a_count_from_zero_to_its_limit(policy: RequestPolicy) -> Non
         with pytest.raises(InvalidArguments) as raised:
             ExecuteTestsRequest.parse({"slowest": wrong}, policy)
         assert [(error.field, reason in error.reason) for error in raised.value.errors] == [("slowest", True)]
+
+
+def test_the_facts_names_are_the_run_facts_fields_named_once() -> None:
+    """The keys that cross from pytest's process are named in the protocol, not spelled out at each use
+    (issue 43: `"slowest"` stood as a bare string in the reporter and the fake, where a typo drops it)."""
+    from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
+    from pytest_mcp.domain.models import RunFacts
+
+    assert set(protocol.FACT_NAMES) == set(RunFacts.model_fields)
+    sources = [PLUGIN.joinpath("_pytest_mcp_reporter.py"), resources.files("pytest_mcp.adapters.fake") / "runner.py"]
+    for source in sources:
+        text = source.read_text(encoding="utf-8")
+        assert not [name for name in protocol.FACT_NAMES if f'"{name}"' in text], source
+
+
+@pytest.mark.anyio
+async def test_the_fake_ranks_the_slowest_by_the_reporters_own_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One rule, one place: the fake feeds its scripted durations to protocol.SlowestTests, as the reporter
+    feeds pytest's (issue 43), instead of a ranking of its own."""
+    from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
+    from pytest_mcp.testing import FakeTestRunner, connect
+
+    fed: list[tuple[str, float]] = []
+
+    class Spy(protocol.SlowestTests):  # type: ignore[misc,name-defined]
+        def add(self, node_id: str, seconds: float) -> None:
+            fed.append((node_id, seconds))
+            super().add(node_id, seconds)
+
+    monkeypatch.setattr(protocol, "SlowestTests", Spy)
+    runner = FakeTestRunner().script("t.py::test_a", duration=0.5).script("t.py::test_b", duration=0.5)
+    runner.script("t.py::test_c", "error", phase="teardown", duration=1.0)
+    async with connect(runner) as client:
+        result = await client.call_tool("execute_tests", {"slowest": 2})
+
+    assert fed == [("t.py::test_a", 0.5), ("t.py::test_b", 0.5), ("t.py::test_c", 1.0)]
+    assert result.structured_content is not None
+    assert result.structured_content["slowest"] == [
+        {"node_id": "t.py::test_c", "duration": 1.0},
+        {"node_id": "t.py::test_a", "duration": 0.5},  # equal durations: the earlier is the slower
+    ]

@@ -1,4 +1,7 @@
-"""The test double's second pass (issue 38): scripted functions, changes and flaky tests name culprits."""
+"""The test double's second pass (issue 38): scripted functions, changes and flaky tests name culprits.
+
+The pass is what a run on Python 3.11 and earlier gets (ADR 0020): `shop()` scripts such an interpreter.
+From 3.12 the run records itself (tests/unit/test_testing_tree.py)."""
 
 from __future__ import annotations
 
@@ -28,8 +31,8 @@ ELSEWHERE = "tests/test_other.py::test_other"
 
 
 def shop() -> FakeTestRunner:
-    """A wrong gross price that fails tests in two files, at two assertion sites."""
-    runner = FakeTestRunner()
+    """A wrong gross price that fails tests in two files, at two assertion sites, on Python 3.11."""
+    runner = FakeTestRunner().script_environment(python_version="3.11.9")
     for node_id, got in ((PRICE_10, "13.0 == 12.0"), (PRICE_20, "25.0 == 24.0")):
         runner.script(node_id, "failed", message=f"assert {got}", line=4, runs=[GROSS])
     runner.script(NET_TEST, line=8, runs=[NET])
@@ -70,7 +73,7 @@ async def test_the_pass_repeats_the_failing_tests_first_then_the_rest_of_their_m
         (NET_TEST, "passed", [NET]),
     ]  # not tests/test_other.py: no test of it failed
     assert (spectrum.recorder, spectrum.stopped, spectrum.test_modules) == (
-        "fake",
+        "sys.setprofile",
         None,
         ("tests/test_cart.py", "tests/test_price.py"),
     )
@@ -107,7 +110,7 @@ async def test_one_wrong_value_is_one_cause_named_by_its_culprit_with_a_symptom_
     # One masked message at two assertion sites: one symptom, its first site, and the count of sites.
     assert [(s["count"], s["crash"], s["sites"]) for s in cause["symptoms"]] == [(3, "tests/test_price.py:4", 2)]
     assert cause["since"] == {"unknown": 3}, "the project's first run: nothing is known of before"
-    assert result["localization"] == {"recorder": "fake", "repeated": 5, "seconds": 0.0}
+    assert result["localization"] == {"recorder": "sys.setprofile", "repeated": 5, "seconds": 0.0}
 
 
 async def test_a_changed_function_stays_changed_until_its_tests_pass_and_comes_first() -> None:

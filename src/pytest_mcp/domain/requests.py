@@ -224,6 +224,10 @@ def _unknown_parameter(model: type[BaseModel], key: str) -> FieldError:
     return FieldError(name, f"unknown parameter; accepted parameters are: {', '.join(model.model_fields)}")
 
 
+ToolArguments = _Request
+"""The base of every tool's request: what the MCP side's tools are typed by, with no list of them."""
+
+
 class _Selects(_Request):
     """Which tests: the fields that choose them, as pytest's own arguments do."""
 
@@ -411,8 +415,8 @@ class GetTestRunRequest(_Request):
     group: str | None = Field(
         None,
         pattern=r"^g[0-9a-f]{10,16}$",
-        description="Of a finished run: the full reports of this failure group's members (its `id` in `groups`), "
-        "paged as every selection is: with `offset`, from that position among them.",
+        description="Of a finished run: this failure group's member ids (its `id` in `groups`), in `members`, "
+        "from `offset` on, as many as fit in 12,000 characters; `tests` is empty: `node_ids` gives full reports.",
     )
     offset: int = Field(
         0,

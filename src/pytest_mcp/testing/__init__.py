@@ -18,14 +18,17 @@ connect(runner=None, root=None, python=None, mode="legacy", *, timeout=None, max
 FakeTestRunner(tests=(), *, root=None, plugins=())
     .script(node_id, outcome="passed", message=None, traceback=None, duration=0.0, markers=(),
             stdout=None, *, stderr=None, line=None, phase=None, crash=None,
-            runs=(), flaky=False)
+            runs=(), flaky=False, outcomes=())
         add or replace a test; `crash` ("src/cart.py:12") is where a failure happens, which its
         failure group's id is made of: script the site a real run names to get the real id
         `runs`: the project functions it runs ("shop/price.py::gross_price"),
-        from which the server names culprits; `flaky`: a failure that passes when repeated
+        from which the server names culprits; `flaky`: a failure that passes when a second pass
+        (Python < 3.12) repeats it; `outcomes` (["failed", "passed"]): its outcome in successive
+        runs, the last repeated: a flip on the agent's re-run, a fix, a regression
     .trace(node_id, *functions), .define(function, lines), .change(*functions)
-        the functions a test runs; where one is ("10-11"); an edit since git's HEAD or the last
-        run. With none scripted, `localization.reason` says how to script them
+        the functions a test runs; where one is ("10-11"); an edit, from the moment it is made,
+        as in a working tree: every later run meets the new code. With none scripted,
+        `localization.reason` says how to script them
     .fail_with(kind, message=None, *, node_id=None, signal=None, line=None, on=None, times=None)
         a timeout, crash or collection error scoped to a test or module fires whenever it is
         selected, until cleared; unscoped, on the next call
@@ -37,9 +40,11 @@ FakeTestRunner(tests=(), *, root=None, plugins=())
                         config_error=None, prefix=None, containment="subreaper")
         what check_environment finds; containment="process_group" is a server without a subreaper
     .leave_running(*commands, node_id=None)        processes a test leaves, reported as stopped
-    .hold(after=0, *, collecting=False), .release()
-        runs that outlast the call (detached runs): held after `after` tests, or still collecting
-    .localize(spec)       the second pass after a failing run (ADR 0020), played back; the server calls it
+    .hold(after=0, *, collecting=False, polls=None), .release()
+        runs that outlast the call (detached runs): held after `after` tests, or still collecting;
+        `polls`: released by itself once the agent has asked for the held run that many times
+    .localize(spec)       the second pass after a failing run before Python 3.12 (ADR 0020), played
+                          back; the server calls it. From 3.12 (the default) the run records itself
     .from_dict(script, *, root=None), .from_recording(source), .to_recording()
     .calls, .tests, .root                          what it was asked; what it plays; its root
 ScriptedTest           one scripted test (a frozen pydantic model)

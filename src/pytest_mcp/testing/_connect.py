@@ -15,6 +15,8 @@ from pydantic import ValidationError
 
 from pytest_mcp.adapters.fake.runner import FakeTestRunner
 from pytest_mcp.adapters.fake.script import ScriptError
+from pytest_mcp.adapters.mcp.detached_runs import DetachedRuns
+from pytest_mcp.adapters.mcp.sessions import Owner
 from pytest_mcp.adapters.structlog_logging import in_process_logging
 from pytest_mcp.container import create_container
 from pytest_mcp.domain.errors import field_errors
@@ -94,7 +96,20 @@ async def connect(
     if runner is not None:
         container.fake_runner.override(runner)
         container.fake_probe.override(providers.Object(runner._connected(settings.root, settings.python)))
+        _tell_polls(container.detached_runs(), runner)
     tool_server = container.tool_server()
     with in_process_logging(level, settings.log_format):
         async with tool_server.serving(), Client(tool_server.server, mode=mode) as client:
             yield client
+
+
+def _tell_polls(runs: DetachedRuns, runner: FakeTestRunner) -> None:
+    """Let the runner count the agent's get_test_run calls (each looks its run up), for `hold(polls=)`:
+    the fake's hold is released by the agent's own loop, not by a wrapper around its client."""
+    find = runs.find
+
+    async def found(run_id: str, owner: Owner) -> Any:
+        runner._polled()
+        return await find(run_id, owner)
+
+    runs.find = found  # type: ignore[method-assign]

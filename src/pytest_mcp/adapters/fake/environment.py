@@ -18,6 +18,8 @@ from pytest_mcp.domain.environment import (
     ProcessContainment,
     PytestInfo,
     PythonInfo,
+    Recorder,
+    recorder_for,
 )
 from pytest_mcp.domain.models import CoverageFile, CoverageReport
 from pytest_mcp.domain.runs import RunSpec, Termination
@@ -131,6 +133,11 @@ class FakeEnvironment:
         if self.python is None:
             return FAKE_INTERPRETER
         return InterpreterChoice(path=self.python, rule="explicit", reason=_EXPLICIT_REASON)
+
+    @property
+    def recorder(self) -> Recorder:
+        """What records the spectrum in this interpreter, as the real plugin chooses (ADR 0020)."""
+        return recorder_for(self.facts(None).python)
 
     def facts(self, root: Path | None) -> ProbeFacts:
         executable = str(self.interpreter.path)

@@ -69,8 +69,10 @@ def recording_document(
     function with lines or a change."""
     entries = []
     for test in tests:
-        # A recorded traceback names its crash site; `crash` is for scripts, and older readers forbid it.
-        entry = test.model_dump(mode="json", exclude={"crash"} if test.crash is None else None)
+        # A recorded traceback names its crash site; `crash` and `outcomes` are for scripts, and older
+        # readers forbid them: left out unless given.
+        unset = {name for name in ("crash", "outcomes") if not getattr(test, name)}
+        entry = test.model_dump(mode="json", exclude=unset or None)
         entries.append({key: _unrooted(value, root) if key in _TEXTS else value for key, value in entry.items()})
     return {
         "format": RECORDING_FORMAT,

@@ -35,9 +35,10 @@ from pytest_mcp.adapters.fake.script import (
     scripted,
     tests_from_dict,
 )
-from pytest_mcp.adapters.fake.spectrum import ScriptedCode, second_pass
+from pytest_mcp.adapters.fake.spectrum import ScriptedCode, in_run, second_pass
 from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
+from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.domain.environment import ProcessContainment
 from pytest_mcp.domain.localization import Spectrum
 from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, RunFacts, SlowTest, Summary
@@ -112,6 +113,8 @@ class FakeTestRunner(TestRunner):
         self._hold = RunHold()
         self._left_running = LeftRunning()
         self._code = ScriptedCode()
+        self._runs_of: dict[str, int] = {}  # node id -> the runs that ran it: where its `outcomes` stand
+        self._last_played: dict[str, ScriptedTest] = {}  # as the last run played them, for its second pass
         self.calls: list[RunSpec | CollectSpec] = []
         """Every spec this runner was asked to run or collect, in order."""
         self._tests.update((test.node_id, test) for test in checked_tests(tests))
@@ -182,8 +185,13 @@ class FakeTestRunner(TestRunner):
         crash: str | None = None,
         runs: Iterable[str] = (),
         flaky: bool = False,
+        outcomes: Iterable[Outcome] = (),
     ) -> Self:
         """Add a scripted test, or replace the one with this node id in place; returns the runner.
+
+        `outcomes` (`["failed", "passed"]`) are its outcomes in successive runs, one a run that runs it, the
+        last one repeated: a failure that passes when the agent runs it again, a fix, a regression. `outcome`
+        is then the first (leave it out). Scripting the test again starts its sequence afresh.
 
         `line` is the test's definition's line; `crash` (`"src/cart.py:12"`) where a failure or error
         happens, the deepest project frame the real runner names (default: `line`). Its group's id is
@@ -203,10 +211,14 @@ class FakeTestRunner(TestRunner):
         fields: dict[str, object] = {"node_id": node_id, "outcome": outcome, "message": message}
         fields |= {"traceback": traceback, "duration": duration, "markers": markers, "stdout": stdout}
         fields |= {"stderr": stderr, "line": line, "phase": phase, "crash": crash, "runs": runs, "flaky": flaky}
+        listed = outcomes if isinstance(outcomes, str) else tuple(outcomes)
+        if listed:
+            fields |= {"outcomes": listed, "outcome": None if outcome == "passed" else outcome}
         try:
             self._tests[node_id] = scripted(fields, "")
         except ScriptError as exc:
             raise ScriptError(f"invalid test {node_id!r}: {exc}") from None
+        self._runs_of.pop(node_id, None)  # a test scripted again starts its outcomes afresh
         return self
 
     @property
@@ -290,7 +302,9 @@ class FakeTestRunner(TestRunner):
                 checked_function(function)
             except ValueError as exc:
                 raise ScriptError(f"functions[{index}]: {exc}") from None
-        self._tests[node_id] = test.model_copy(update={"runs": tuple(dict.fromkeys(functions))})
+        # Validated anew, not copied: a copy would keep what the old test cached (its `plays`, with the old runs).
+        runs = tuple(dict.fromkeys(functions))
+        self._tests[node_id] = ScriptedTest.model_validate({**test.model_dump(), "runs": runs})
         return self
 
     def define(self, function: str, lines: str | int | tuple[int, int]) -> Self:
@@ -352,7 +366,7 @@ class FakeTestRunner(TestRunner):
         self._left_running.script(commands, node_id, self._tests)
         return self
 
-    def hold(self, after: int = 0, *, collecting: bool = False) -> Self:
+    def hold(self, after: int = 0, *, collecting: bool = False, polls: int | None = None) -> Self:
         """Make runs pause after their first `after` tests (if they select more) until `release()`.
 
         For testing an agent's handling of long runs without waiting for one: connect with a small
@@ -361,9 +375,15 @@ class FakeTestRunner(TestRunner):
         answer. A held run can be cancelled (get_test_run with cancel, or its call's cancellation).
         `collecting=True` (no `after`) holds runs before pytest has collected, where a real run's first
         "running" answer often is: `progress` `{done: 0, total: 0}`, "0 of ? tests done".
+        `polls=N` releases the hold by itself at the agent's Nth get_test_run call (of any run), which
+        then, with a `wait`, gets the final answer: a policy that polls is tested without a wrapper.
         """
-        self._hold.hold(after, collecting)
+        self._hold.hold(after, collecting, polls)
         return self
+
+    def _polled(self) -> None:
+        """The server was asked for a detached run (get_test_run); `connect()` tells the runner, for `hold(polls=)`."""
+        self._hold.polled()
 
     def release(self) -> Self:
         """Let held runs go on to their end; later runs are not held."""
@@ -405,13 +425,15 @@ class FakeTestRunner(TestRunner):
                 selection.errors, selection.collected, selection.tests, call, status=selection.status
             )
         await self._hold.while_collecting()
-        selected = selection.tests
+        # Each test as this run plays it: the next of its `outcomes`.
+        selected = [test.played(self._runs_of.get(test.node_id, 0)) for test in selection.tests]
         terminal.collected(selection.collected, selection.collected - len(selected), status=selection.status)
         if progress is not None and selected:
             await progress.update(0, len(selected), 0)  # collected: the total is known, as a real run's is
 
         kills = [f for f in (pending, *self._failures.scoped("run")) if f is not None and f.kills]
         reports: list[ReportedTest] = []
+        ran: list[ScriptedTest] = []
         left_running = self._left_running.of(None)
         failures = 0
         stopped = False
@@ -423,6 +445,7 @@ class FakeTestRunner(TestRunner):
             if striking is not None:
                 self._failures.fired(striking)
                 return killed(striking, test, reports, call)
+            ran.append(test)
             for report in test.reports(self._root_text):
                 terminal.report(report)
                 reports.append(report)
@@ -440,6 +463,9 @@ class FakeTestRunner(TestRunner):
             terminal.loop_finished()
         for report in reports:  # the session finished: pytest's cache learns what ran
             self._last_failed.reported(report)
+        for test in ran:  # and the next run of each test plays its next outcome
+            self._runs_of[test.node_id] = self._runs_of.get(test.node_id, 0) + 1
+        self._last_played = {test.node_id: test for test in ran}
         affected = self._affected.ran(reports, len(selected), selection.not_run) if spec.affected else None
         return finished(
             call,
@@ -449,7 +475,11 @@ class FakeTestRunner(TestRunner):
             nothing_ran_is_clean=bool(affected) and self._affected.leaves_out_any,
             coverage=self._environment.coverage if spec.coverage else None,
             stopped_processes=left_running,
-            facts=RunFacts(affected=affected, slowest=_slowest(reports, spec.facts.get("slowest", 0))),
+            facts=RunFacts(affected=affected, slowest=_slowest(reports, spec.facts.get(protocol.FACT_SLOWEST, 0))),
+            # What the run records of itself, as a real one does (ADR 0020): its code's digests on every
+            # run; on Python 3.12 and later the spectrum too, with no second pass.
+            code=self._code.state(ran, self.tests),
+            spectrum=in_run(ran, self._code, self._environment.recorder) if self._records_in_run else None,
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
@@ -492,13 +522,20 @@ class FakeTestRunner(TestRunner):
         """The second pass, played back from the script (see `script`'s `runs`, `define`, `change`); it is
         not a call, so `calls` does not list it."""
         kills = [failure for failure in self._failures.scoped("run") if failure.kills]
-        return second_pass(spec, self.tests, self._code, kills)
+        # The tests as the run before played them: the pass repeats them right after it, on the same tree.
+        tests = [self._last_played.get(test.node_id, test) for test in self.tests]
+        return second_pass(spec, tests, self._code, kills, self._environment.recorder)
 
     # -- inside a call ----------------------------------------------------------------------------
 
     @property
     def _python(self) -> str:
         return str(self._environment.interpreter.path)
+
+    @property
+    def _records_in_run(self) -> bool:
+        """Whether the scripted interpreter records the spectrum in the run (Python 3.12 and later)."""
+        return self._environment.recorder == "sys.monitoring"
 
     @property
     def _root_text(self) -> str | None:
@@ -510,10 +547,14 @@ class FakeTestRunner(TestRunner):
 
 
 def _slowest(reports: list[ReportedTest], count: int) -> tuple[SlowTest, ...]:
-    """The `count` slowest tests as the reporter finds them: each test's reports summed (its scripted
-    duration), slowest first, equal durations in run order."""
+    """The `count` slowest tests by the reporter's own rule (protocol.SlowestTests), fed each test's reports
+    summed (its scripted duration) in run order."""
+    if not count:
+        return ()
     spent: dict[str, float] = {}
     for report in reports:
         spent[report.node_id] = spent.get(report.node_id, 0.0) + report.duration
-    ranked = sorted(spent.items(), key=lambda item: -item[1])[:count]
-    return tuple(SlowTest(node_id=node_id, duration=duration) for node_id, duration in ranked)
+    ranked = protocol.SlowestTests(count)
+    for node_id, seconds in spent.items():
+        ranked.add(node_id, seconds)
+    return tuple(SlowTest.model_validate(entry) for entry in ranked.fact())

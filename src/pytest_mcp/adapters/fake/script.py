@@ -55,8 +55,13 @@ class ScriptedTest(BaseModel):
     in the project's own code, as the real runner reads it: the assertion's line, a helper's, a
     fixture's); without it, the test's own `line`. A failure group's id is made of it (ADR 0014),
     so script the line a real run names to get the real run's group id.
-    `runs` are the project functions the test runs (`shop/price.py::gross_price`), what a second
-    pass records for it; a failing test that is `flaky` passes when that pass repeats it.
+    `runs` are the project functions the test runs (`shop/price.py::gross_price`), what the run
+    records for it (or a second pass, before Python 3.12); a failing test that is `flaky` passes when
+    that pass repeats it.
+    `outcomes` is a sequence played over successive runs of the test, one a run, the last one
+    repeated (`("failed", "passed")`: a failure that passes when the agent runs it again); `outcome`
+    is then its first. The other fields hold for every outcome they fit (a message for a failure,
+    not for a pass).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,6 +79,26 @@ class ScriptedTest(BaseModel):
     crash: str | None = None
     runs: tuple[str, ...] = ()
     flaky: bool = False
+    outcomes: tuple[Outcome, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _first_of_the_outcomes(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and data.get("outcomes"):
+            outcomes = data["outcomes"]
+            if isinstance(outcomes, str):
+                raise ValueError(
+                    f"outcomes: must be a list of outcomes, not the string {outcomes!r}; write [{outcomes!r}]"
+                )
+            outcomes = tuple(outcomes) if isinstance(outcomes, Iterable) else outcomes
+            given = data.get("outcome")
+            if isinstance(outcomes, tuple) and given not in (None, outcomes[0]):
+                raise ValueError(
+                    f"outcome: {given!r} is not the first of outcomes {list(outcomes)!r}; give one of them"
+                )
+            if isinstance(outcomes, tuple):
+                data = {**data, "outcome": outcomes[0], "outcomes": outcomes}
+        return data
 
     @field_validator("node_id")
     @classmethod
@@ -143,7 +168,35 @@ class ScriptedTest(BaseModel):
     def _default_phase(self) -> Self:
         if self.phase is None:
             object.__setattr__(self, "phase", PHASES[self.outcome][0])
+        for index, outcome in enumerate(self.outcomes[1:], start=1):
+            try:
+                self._as(outcome)
+            except ValidationError as exc:
+                reason = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+                raise ValueError(f"outcomes[{index}]: {outcome!r}: {reason}") from None
         return self
+
+    def _as(self, outcome: Outcome) -> ScriptedTest:
+        """This test as it plays when its run ends `outcome`: the fields that fit that outcome kept."""
+        fields = self.model_dump(exclude={"outcomes", "phase"} if self.phase not in PHASES[outcome] else {"outcomes"})
+        failing = outcome in ("failed", "error")
+        if not failing:
+            fields.update(crash=None, traceback=None, flaky=False, stdout=None, stderr=None)
+        if outcome == "passed" or (self.outcome in ("failed", "error")) != failing:
+            fields["message"] = None  # a failure's message is no skip reason, nor a pass's
+        return ScriptedTest.model_validate({**fields, "outcome": outcome})
+
+    @cached_property
+    def plays(self) -> tuple[ScriptedTest, ...]:
+        """What each successive run of it plays: one per outcome of `outcomes`, the last one repeated."""
+        if not self.outcomes:
+            return (self,)
+        return (self.model_copy(update={"outcomes": ()}), *(self._as(outcome) for outcome in self.outcomes[1:]))
+
+    def played(self, runs_before: int) -> ScriptedTest:
+        """What its run plays after `runs_before` runs of it."""
+        plays = self.plays
+        return plays[min(runs_before, len(plays) - 1)]
 
     @cached_property
     def id(self) -> NodeId:

@@ -1,10 +1,16 @@
-"""The fake's second pass: the project functions scripted tests run, where they are, what changed.
+"""What the fake's runs record: the project functions scripted tests run, where they are, what changed.
 
-A real second pass repeats the failing tests, then the rest of their modules, and records the
-functions each one entered (ADR 0020). The fake plays that back from the script: each test's
-`runs`, each function's lines (`define`) and edits (`change`). Digests stand for the code: an
-edit gives a function a new one, so it reads as changed since git's HEAD, or since the last run
-that saw it, exactly as the real side's digests of its syntax tree do. The domain ranks them.
+The project is kept as a working tree is: `change` is an edit from the moment it is made, and every
+run after it meets the new code. A real run records two things (ADR 0020), and so does the fake:
+- **the digests** of every function of the project files its tests imported, on every run, passing
+  or not: what tells the next run which functions changed since (`state`);
+- **the spectrum**, the functions each test entered: on Python 3.12 and later by the run itself,
+  every test, passing ones as counts (`in_run`); before 3.12 by a second pass after a failing run,
+  the failing tests again, then the rest of their modules (`second_pass`).
+The fake plays them back from the script: each test's `runs`, each function's lines (`define`) and
+edits (`change`); a digest stands for the code (an edit gives a new one), as the real side's digests
+of a syntax tree do. Which of the two recordings a run makes follows the scripted interpreter
+(`script_environment(python_version=...)`), as the real plugin's choice does. The domain ranks them.
 """
 
 from __future__ import annotations
@@ -17,11 +23,10 @@ from typing import Any
 from pytest_mcp.adapters.fake.failures import ScriptedFailure
 from pytest_mcp.adapters.fake.script import ScriptedTest, ScriptError, checked_function
 from pytest_mcp.adapters.fake.selection import UsageError, deselect
-from pytest_mcp.domain.localization import CodeFunction, Spectrum, Trace, TraceOutcome, is_test_code
+from pytest_mcp.domain.environment import Recorder
+from pytest_mcp.domain.localization import CodeFunction, CodeState, Spectrum, Trace, TraceOutcome, is_test_code
 from pytest_mcp.domain.runs import LocalizeSpec
 
-RECORDER = "fake"
-"""What the fake's localization note names as its recorder (the real side: sys.monitoring or sys.setprofile)."""
 NOTHING_SCRIPTED = (
     "the fake runner was told no function a test runs: script(..., runs=['shop/price.py::gross_price']) "
     "or trace(node_id, 'shop/price.py::gross_price') scripts them"
@@ -125,8 +130,9 @@ class ScriptedCode:
         if problems:
             raise ScriptError("; ".join(problems))
 
-    def function(self, key: str, test_modules: Iterable[str]) -> CodeFunction:
-        """The function as a real pass reads it: its lines, and (project code only) its digest now and at HEAD."""
+    def function(self, key: str, test_modules: Iterable[str], *, head: bool = True) -> CodeFunction:
+        """The function as a real recording reads it: its lines, and (project code only) its digest now and,
+        with `head`, at git's HEAD (the script's HEAD is the code before any `change`)."""
         file, name = key.split("::", 1)
         first, last = self.lines.get(key, (1, 1))
         if is_test_code(file, test_modules):
@@ -136,9 +142,26 @@ class ScriptedCode:
             name=name,
             first=first,
             last=last,
-            digest=_digest(key, self.edits.get(key, 0)),
-            head=_digest(key, 0),
-            at_head=True,
+            digest=self.digest(key),
+            head=_digest(key, 0) if head else None,
+            at_head=head,
+        )
+
+    def digest(self, key: str) -> str:
+        """The function's digest as the tree has it now: a new one at each edit."""
+        return _digest(key, self.edits.get(key, 0))
+
+    def state(self, ran: Iterable[ScriptedTest], scripted: Iterable[ScriptedTest]) -> CodeState:
+        """The digests a real run takes on every run: each function of the project files the tests that ran
+        imported (those their `runs` are in; test code never), every one the script knows there."""
+        ran = list(ran)
+        test_modules = {test.file for test in ran}
+        imported = dict.fromkeys(key.split("::", 1)[0] for test in ran for key in test.runs)
+        files = tuple(file for file in imported if not is_test_code(file, test_modules))
+        known = dict.fromkeys([*(key for test in scripted for key in test.runs), *self.lines, *self.edits])
+        wanted = set(files)
+        return CodeState(
+            digests={key: self.digest(key) for key in known if key.split("::", 1)[0] in wanted}, files=files
         )
 
 
@@ -174,8 +197,56 @@ def _is_doctest(node_id: str) -> bool:
     return "." in names.split("[", 1)[0]
 
 
+_IN_RUN: Mapping[str, TraceOutcome | None] = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "failed",  # a setup or teardown error is a failing report, as the real recorder counts it
+    "skipped": None,  # a skip, an xfail or an xpass says nothing of the code
+    "xfailed": None,
+    "xpassed": None,
+}
+
+
+def in_run(ran: Sequence[ScriptedTest], code: ScriptedCode, recorder: Recorder) -> Spectrum | None:
+    """What a run records of itself on Python 3.12 and later: each failing test's functions, the passing
+    tests' counts per function, in run order; digests at git's HEAD only when a test failed, as the real
+    server reads them then only. None when no test runs a scripted function: nothing to name."""
+    if not any(test.runs for test in ran):
+        return None
+    functions: dict[str, int] = {}
+    traces: list[Trace] = []
+    passing: dict[int, int] = {}
+    passing_total = 0
+    for test in ran:
+        ids = tuple(sorted({functions.setdefault(key, len(functions)) for key in test.runs}))
+        kind = _IN_RUN[test.outcome]
+        if kind == "failed":
+            traces.append(Trace(node_id=test.node_id, outcome="failed", functions=ids))
+        elif kind == "passed":
+            passing_total += 1
+            for index in ids:
+                passing[index] = passing.get(index, 0) + 1
+    test_modules = tuple(sorted({test.file for test in ran if not _is_doctest(test.node_id)}))
+    head = bool(traces)
+    return Spectrum(
+        functions=tuple(
+            code.function(key, test_modules, head=head).model_copy(update={"passing": passing.get(index, 0)})
+            for key, index in functions.items()
+        ),
+        tests=tuple(traces),
+        passing_total=passing_total,
+        test_modules=test_modules,
+        recorder=recorder,
+        in_run=True,
+    )
+
+
 def second_pass(
-    spec: LocalizeSpec, tests: Sequence[ScriptedTest], code: ScriptedCode, kills: Sequence[ScriptedFailure]
+    spec: LocalizeSpec,
+    tests: Sequence[ScriptedTest],
+    code: ScriptedCode,
+    kills: Sequence[ScriptedFailure],
+    recorder: Recorder = "sys.setprofile",
 ) -> Spectrum | str:
     """What a second pass records: the failing tests again (a flaky one passes), then the rest of their
     modules' tests (those `-k`/`-m` keep), each with the functions it runs, as the real pass times them
@@ -224,7 +295,7 @@ def second_pass(
         functions=tuple(code.function(key, test_modules) for key in functions),
         tests=tuple(traces),
         test_modules=test_modules,
-        recorder=RECORDER,
+        recorder=recorder,
         stopped=stopped,
         seconds=round(spent, 6),
     )

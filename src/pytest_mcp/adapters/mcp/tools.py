@@ -26,6 +26,7 @@ from pytest_mcp.domain.requests import (
     LastFailedRequest,
     RequestPolicy,
     RunRequest,
+    ToolArguments,
 )
 from pytest_mcp.ports.history import RunHistory
 from pytest_mcp.ports.progress import ProgressSink
@@ -40,9 +41,22 @@ if TYPE_CHECKING:
 ALREADY_FINISHED = "the run had already finished when the cancel came: nothing was stopped, and this is its answer"
 """The note on the answer to a cancel of a run that had ended by itself."""
 
-ToolRequest = (
-    ExecuteTestsRequest | LastFailedRequest | GetTestRunRequest | DiscoverTestsRequest | CheckEnvironmentRequest
-)
+ToolRequest = ToolArguments
+"""Any tool's request: their base, so that no list of the tools' request types is kept beside TOOLS."""
+
+
+@dataclass(frozen=True)
+class ToolWiring:
+    """Everything a tool may need, built once by the container; each tool takes its part (`wired`), so that
+    the container lists no tool: a tool is its request type and its class, in TOOLS (issue 43)."""
+
+    execute_tests: Callable[[], ExecuteTests[CallToolResult]]
+    discover_tests: Callable[[], DiscoverTests[CallToolResult]]
+    check_environment: Callable[[], CheckEnvironment[CallToolResult]]
+    histories: Callable[[Owner], RunHistory]
+    runs: DetachedRuns
+    policy: RequestPolicy
+    worker: Worker
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,11 @@ class Tool(Protocol):
         ...
 
     async def handle(self, request: Any, call: ToolCall) -> CallToolResult: ...
+
+    @classmethod
+    def wired(cls, wiring: ToolWiring) -> Tool:
+        """The tool, given what it needs of the wiring."""
+        ...
 
 
 @runtime_checkable
@@ -103,6 +122,10 @@ class ExecuteTestsTool(Detachable):
     ) -> None:
         self._use_case = use_case
         self._history = history
+
+    @classmethod
+    def wired(cls, wiring: ToolWiring) -> ExecuteTestsTool:
+        return cls(use_case=wiring.execute_tests, history=wiring.histories)
 
     @staticmethod
     def answer_type() -> type[BaseModel]:
@@ -156,6 +179,10 @@ class GetTestRunTool(Tool):
         self._policy = policy
         self._execute_tests = execute_tests
         self._worker = worker or Inline()
+
+    @classmethod
+    def wired(cls, wiring: ToolWiring) -> GetTestRunTool:
+        return cls(runs=wiring.runs, policy=wiring.policy, execute_tests=wiring.execute_tests, worker=wiring.worker)
 
     @staticmethod
     def answer_type() -> type[BaseModel]:
@@ -221,6 +248,10 @@ class DiscoverTestsTool(Tool):
     def __init__(self, use_case: Callable[[], DiscoverTests[CallToolResult]]) -> None:
         self._use_case = use_case
 
+    @classmethod
+    def wired(cls, wiring: ToolWiring) -> DiscoverTestsTool:
+        return cls(use_case=wiring.discover_tests)
+
     @staticmethod
     def answer_type() -> type[BaseModel]:
         from pytest_mcp.domain.models import DiscoveryResult
@@ -243,6 +274,10 @@ class CheckEnvironmentTool(Tool):
     def __init__(self, use_case: Callable[[], CheckEnvironment[CallToolResult]]) -> None:
         self._use_case = use_case
 
+    @classmethod
+    def wired(cls, wiring: ToolWiring) -> CheckEnvironmentTool:
+        return cls(use_case=wiring.check_environment)
+
     @staticmethod
     def answer_type() -> type[BaseModel]:
         from pytest_mcp.domain.environment import EnvironmentResult
@@ -261,3 +296,8 @@ TOOLS: tuple[type[Tool], ...] = (
     LastFailedTool,
 )
 """Every tool, in the order tools/list gives them."""
+
+
+def wired_tools(wiring: ToolWiring) -> list[Tool]:
+    """Every tool of TOOLS, wired: what the container serves."""
+    return [tool.wired(wiring) for tool in TOOLS]

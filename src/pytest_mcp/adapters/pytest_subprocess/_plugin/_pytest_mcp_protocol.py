@@ -7,6 +7,7 @@ report.py reads these events).
 """
 
 import hashlib
+import heapq
 
 OWN_PLUGINS = ("_pytest_mcp_guard", "_pytest_mcp_reporter", "_pytest_mcp_spectrum")
 """Our plugins inside pytest, in load order: the bootstrap imports them, the runner names each with `-p`.
@@ -95,6 +96,37 @@ are exactly the fields of the domain's RunFacts (affected, ...), which validates
 did not learn is left out. The one channel from inside pytest to the answer (ADR 0019)."""
 FACTS_VERSION = 1
 """The facts event's `v`: a reader that meets another version reads no facts, and says so in its log."""
+FACT_AFFECTED = "affected"
+FACT_SLOWEST = "slowest"
+FACT_NAMES = (FACT_AFFECTED, FACT_SLOWEST)
+"""The facts' names: the fields of the domain's RunFacts (a test holds them equal), the keys of RunSpec.facts
+and of the facts event. Named once, so that a typo is an error, not a fact silently dropped (issue 43)."""
+
+
+class SlowestTests:
+    """The rule for the N slowest tests, in one place: the reporter feeds it pytest's tests, the fake its
+    scripted ones. Each test's seconds (its phases summed) are added as it finishes; slowest first, equal
+    durations in the order they finished (the earlier is the slower). A heap of N: nothing is kept for the
+    tests that are not among the slowest."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.heap: list[tuple[float, int, str]] = []  # (seconds, -order, node id): the quickest of the slowest on top
+        self.order = 0
+
+    def add(self, node_id: str, seconds: float) -> None:
+        self.order += 1
+        entry = (seconds, -self.order, node_id)
+        if len(self.heap) < self.count:
+            heapq.heappush(self.heap, entry)
+        elif entry > self.heap[0]:
+            heapq.heapreplace(self.heap, entry)
+
+    def fact(self) -> list[dict[str, object]]:
+        """The facts event's `slowest`: [{node_id, duration}], slowest first."""
+        return [{"node_id": node, "duration": round(spent, 6)} for spent, _, node in sorted(self.heap, reverse=True)]
+
+
 SUMMARY = "summary"  # exit_code, total, counts (pytest's words), duration; written last
 
 # The bootstrap's own endings, before pytest starts: an exit code and a line on stderr.

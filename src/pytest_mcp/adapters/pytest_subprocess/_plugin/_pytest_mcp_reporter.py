@@ -14,7 +14,6 @@ marker tells pytest to take it as imported, without rewriting its asserts (it ha
 without warning that it could not.
 """
 
-import heapq
 import json
 import time
 
@@ -192,7 +191,7 @@ class Reporter:
         self.own_stats = {}  # the terminal's statistics, kept here only when it is not loaded
         self.terminal_missing = None
         self.asked = json.loads(config.getoption(protocol.OPTION_FACTS) or "{}")  # {fact: figure}
-        self.slowest = Slowest(self.asked["slowest"]) if self.asked.get("slowest") else None
+        self.slowest = Slowest(self.asked[protocol.FACT_SLOWEST]) if self.asked.get(protocol.FACT_SLOWEST) else None
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -221,9 +220,9 @@ class Reporter:
         facts = {}
         figures = getattr(self.config, "_pytest_mcp_affected", None)  # _pytest_mcp_testmon's
         if figures is not None:  # the tests it ran are the session's: under xdist only we count them
-            facts["affected"] = dict(figures, run=self.items)
+            facts[protocol.FACT_AFFECTED] = dict(figures, run=self.items)
         if self.slowest is not None:
-            facts["slowest"] = self.slowest.fact()
+            facts[protocol.FACT_SLOWEST] = self.slowest.ranked.fact()
         return facts
 
     def _counts(self):
@@ -433,11 +432,9 @@ class Slowest:
     only when the answer asks for them."""
 
     def __init__(self, count):
-        self.count = count
-        self.heap = []  # (seconds, -order, node id): the quickest of the slowest on top
+        self.ranked = protocol.SlowestTests(count)  # the rule; here, only how pytest's reports feed it
         self.open = {}  # node id -> seconds of its phases so far: one test at a time, one per xdist worker
         self.again = set()  # tests pytest-rerunfailures runs again: their attempts add up
-        self.order = 0
 
     def pytest_runtest_logreport(self, report):
         if hasattr(report, "context"):  # a subtest: its time is inside its test's call
@@ -453,15 +450,7 @@ class Slowest:
             self.again.discard(node)
             self.open[node] = spent
             return
-        self.order += 1
-        entry = (spent, -self.order, node)  # equal durations: the earlier test is the slower
-        if len(self.heap) < self.count:
-            heapq.heappush(self.heap, entry)
-        elif entry > self.heap[0]:
-            heapq.heapreplace(self.heap, entry)
-
-    def fact(self):
-        return [{"node_id": node, "duration": round(spent, 6)} for spent, _, node in sorted(self.heap, reverse=True)]
+        self.ranked.add(node, spent)
 
 
 class ProgressReporter(Reporter):

@@ -1,0 +1,190 @@
+"""The test double keeps a project's state as a working tree does (issue 43, issue 41 point 9).
+
+`change()` is an edit from the moment it is made, whatever earlier runs saw; `outcomes` play over
+successive runs (a flip on the agent's re-run, a fix, a regression); a held run is released by the
+agent's own polls. Each run records what a real one records (ADR 0020): its code's digests on every
+run, and from Python 3.12 (the fake's default interpreter) the spectrum itself, with no second pass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from pytest_mcp.testing import FakeTestRunner, ScriptError, connect
+
+pytestmark = pytest.mark.anyio
+
+GROSS = "shop/price.py::gross_price"
+NET = "shop/price.py::net_price"
+FILES = ("a", "b", "c")
+
+
+def three_files() -> FakeTestRunner:
+    """gross_price, used by tests in three files (and each file's own helper); net_price by one more test."""
+    runner = FakeTestRunner()
+    for name in FILES:
+        for case in (1, 2):
+            runner.script(f"tests/test_{name}.py::test_{case}", runs=[GROSS, f"shop/{name}.py::total"])
+    runner.script("tests/test_net.py::test_net", runs=[NET])
+    return runner.define(GROSS, "10-11")
+
+
+def broken(runner: FakeTestRunner) -> FakeTestRunner:
+    """The wrong value gross_price now returns, as the tests of the three files see it."""
+    for name in FILES:
+        for case in (1, 2):
+            runner.script(
+                f"tests/test_{name}.py::test_{case}",
+                "failed",
+                message=f"assert {case}3.0 == {case}2.0",
+                crash=f"tests/test_{name}.py:{case + 4}",
+                runs=[GROSS, f"shop/{name}.py::total"],
+            )
+    return runner
+
+
+async def run(client: Client, arguments: dict[str, Any] | None = None, tool: str = "execute_tests") -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments or {})
+    assert result.structured_content is not None, result.content
+    return result.structured_content | {"_text": result.content[0].text}  # type: ignore[union-attr]
+
+
+async def test_an_edit_after_a_clean_run_is_one_cause_changed_since_that_run(tmp_path: Path) -> None:
+    runner = three_files()
+    async with connect(runner, root=tmp_path) as client:
+        clean = await run(client)
+        broken(runner).change(GROSS)  # the edit, made after the session's first run
+        answer = await run(client)
+
+    assert clean["exit_code"] == 0
+    [culprit] = answer["culprits"]
+    assert (culprit["function"], culprit["changed"], culprit["changed_since"]) == ("gross_price", True, "run")
+    # The run recorded every test itself: the one passing test counts, nothing ran again.
+    assert (culprit["failing"], culprit["failing_total"], culprit["passing_total"]) == (6, 6, 1)
+    assert answer["localization"] == {"recorder": "sys.monitoring, in the run", "repeated": 0, "seconds": 0.0}
+    [cause] = answer["groups"]
+    assert (cause["count"], cause["since"]) == (6, {"new": 6})
+    assert "changed since its tests last passed" in answer["_text"]
+
+
+async def test_an_edit_stays_a_change_until_its_tests_pass_then_a_new_edit_is_one_again(tmp_path: Path) -> None:
+    runner = broken(three_files()).change(GROSS)
+    async with connect(runner, root=tmp_path) as client:
+        first = await run(client)
+        again = await run(client)
+        for name in FILES:  # the fix: the tests pass again
+            for case in (1, 2):
+                runner.script(f"tests/test_{name}.py::test_{case}", runs=[GROSS, f"shop/{name}.py::total"])
+        runner.change(GROSS)
+        await run(client)
+        broken(runner).change(GROSS)  # a regression, after the tests passed on the fix
+        regression = await run(client)
+
+    assert (first["culprits"][0]["changed_since"], first["groups"][0]["since"]) == ("head", {"unknown": 6})
+    assert again["culprits"][0]["changed_since"] == "head", "its tests have not passed since"
+    assert again["culprits"][0]["preexisting"] is True
+    assert (regression["culprits"][0]["changed_since"], regression["groups"][0]["since"]) == ("run", {"new": 6})
+
+
+async def test_a_passing_run_names_the_edited_function_no_test_of_it_ran(tmp_path: Path) -> None:
+    runner = three_files()
+    async with connect(runner, root=tmp_path) as client:
+        await run(client)
+        runner.change(NET)
+        answer = await run(client, {"node_ids": ["tests/test_a.py::test_1"]})
+
+    assert answer["exit_code"] == 0
+    assert answer["changed_untested"] == [NET]
+
+
+async def test_outcomes_play_over_successive_runs_a_flip_a_fix_and_a_regression(tmp_path: Path) -> None:
+    runner = FakeTestRunner()
+    runner.script("tests/test_x.py::test_flips", outcomes=["failed", "passed"], message="assert 0 == 1")
+    runner.script("tests/test_x.py::test_regresses", outcomes=["passed", "passed", "failed"], message="assert 2 == 3")
+    runner.script("tests/test_x.py::test_skips_then_fails", outcomes=["skipped", "error"], message="not yet")
+    async with connect(runner, root=tmp_path) as client:
+        answers = [await run(client) for _ in range(4)]
+        rerun = await run(client, {"node_ids": ["tests/test_x.py::test_flips"]})
+
+    def outcomes(answer: dict[str, Any]) -> tuple[int, int, int, int]:
+        summary = answer["summary"]
+        return tuple(summary.get(outcome, 0) for outcome in ("passed", "failed", "skipped", "errors"))  # type: ignore[return-value]
+
+    assert [outcomes(answer) for answer in answers] == [(1, 1, 1, 0), (2, 0, 0, 1), (1, 1, 0, 1), (1, 1, 0, 1)]
+    assert answers[0]["groups"][0]["representative"]["message"] == "assert 0 == 1"
+    assert answers[1]["groups"][0]["representative"]["message"] == "RuntimeError: fixture failed"
+    assert outcomes(rerun) == (1, 0, 0, 0), "the last outcome repeats"
+
+
+async def test_a_test_scripted_again_starts_its_outcomes_afresh(tmp_path: Path) -> None:
+    runner = FakeTestRunner().script("tests/test_x.py::test_flips", outcomes=["failed", "passed"])
+    async with connect(runner, root=tmp_path) as client:
+        await run(client)
+        runner.script("tests/test_x.py::test_flips", outcomes=["failed", "passed"])
+        answer = await run(client)
+
+    assert answer["summary"]["failed"] == 1
+
+
+async def test_before_python_3_12_a_second_pass_records_and_a_flaky_test_passes_when_it_repeats(
+    tmp_path: Path,
+) -> None:
+    runner = broken(three_files()).script_environment(python_version="3.11.9").change(GROSS)
+    runner.script("tests/test_net.py::test_net", "failed", message="assert 1 == 2", runs=[NET], flaky=True)
+    async with connect(runner, root=tmp_path) as client:
+        answer = await run(client)
+
+    assert answer["localization"]["recorder"] == "sys.setprofile"
+    assert answer["localization"]["repeated"] == 7
+    assert answer["culprits"][0]["function"] == "gross_price"
+    assert [group["since"] for group in answer["groups"]] == [{"unknown": 6}, {"flaky": 1}]
+
+
+async def test_a_held_run_is_released_by_the_agents_own_polls(tmp_path: Path) -> None:
+    runner = broken(three_files()).hold(after=2, polls=2)
+    async with connect(runner, root=tmp_path, detach_after=0.05) as client:
+        running = await run(client)
+        polled = await run(client, {"run_id": running["run_id"], "wait": 0}, tool="get_test_run")
+        final = await run(client, {"run_id": running["run_id"], "wait": 5}, tool="get_test_run")
+
+    assert (running["status"], polled["status"]) == ("running", "running")
+    assert "status" not in final
+    assert final["summary"]["failed"] == 6
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"outcomes": ["failed", "exploded"]}, r"outcomes\[1\]: input should be 'passed', .* \(got 'exploded'\)"),
+        ({"outcomes": "failed"}, r"outcomes: must be a list of outcomes, not the string 'failed'"),
+        ({"outcome": "failed", "outcomes": ["passed", "failed"]}, r"outcome: 'failed' is not the first of outcomes"),
+        ({"outcomes": ["failed", "passed"], "flaky": True, "phase": "call"}, None),
+    ],
+    ids=["unknown-outcome", "a-string", "outcome-not-first", "fine"],
+)
+def test_bad_outcomes_are_refused_naming_the_field(fields: dict[str, Any], problem: str | None) -> None:
+    runner = FakeTestRunner()
+    if problem is None:
+        runner.script("tests/test_x.py::test_y", **fields)
+        return
+    with pytest.raises(ScriptError, match=problem):
+        runner.script("tests/test_x.py::test_y", **fields)
+
+
+def test_a_hold_counts_polls_from_one_on() -> None:
+    with pytest.raises(ScriptError, match="polls: must be a number of get_test_run calls, 1 or more"):
+        FakeTestRunner().hold(polls=0)
+
+
+async def test_trace_gives_every_outcome_of_a_played_test_its_functions(tmp_path: Path) -> None:
+    runner = FakeTestRunner().script("tests/test_x.py::test_y", outcomes=["passed", "failed"], message="assert 0")
+    async with connect(runner, root=tmp_path) as client:
+        await run(client)
+        runner.trace("tests/test_x.py::test_y", GROSS).define(GROSS, "3-4")
+        answer = await run(client)
+
+    assert [culprit["function"] for culprit in answer["culprits"]] == ["gross_price"]
