@@ -188,3 +188,20 @@ async def test_trace_gives_every_outcome_of_a_played_test_its_functions(tmp_path
         answer = await run(client)
 
     assert [culprit["function"] for culprit in answer["culprits"]] == ["gross_price"]
+
+
+async def test_a_test_that_passed_and_fails_with_nothing_it_runs_changed_is_suspect_flaky(tmp_path: Path) -> None:
+    # As a real run labels it (ADR 0020): the fake notes the passing tests and digests the test functions.
+    runner = FakeTestRunner()
+    runner.script(
+        "tests/test_a.py::test_flips", outcomes=["passed", "failed"], message="assert 'off' == 'on'", runs=[GROSS]
+    )
+    runner.script("tests/test_b.py::test_edited", outcomes=["passed", "failed"], message="assert 1 == 2", runs=[NET])
+    async with connect(runner, root=tmp_path) as client:
+        await run(client)
+        runner.change(NET)  # what test_edited runs changed; nothing test_flips runs did
+        answer = await run(client)
+
+    labels = {group["representative"]["node_id"]: group["since"] for group in answer["groups"]}
+    assert labels == {"tests/test_a.py::test_flips": {"suspect_flaky": 1}, "tests/test_b.py::test_edited": {"new": 1}}
+    assert "is suspect flaky (passed last run; nothing it runs changed)" in answer["_text"]

@@ -40,6 +40,7 @@ from pytest_mcp.adapters.fake.terminal import FakeTerminal, collect_words
 from pytest_mcp.adapters.pytest_options import collect_options, run_options
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.domain.environment import ProcessContainment
+from pytest_mcp.domain.history import passed_key
 from pytest_mcp.domain.localization import Spectrum
 from pytest_mcp.domain.models import Outcome, Phase, ReportedTest, RunFacts, SlowTest, Summary
 from pytest_mcp.domain.runs import CollectionReport, CollectSpec, LocalizeSpec, RunReport, RunSpec, Termination
@@ -480,6 +481,8 @@ class FakeTestRunner(TestRunner):
             # run; on Python 3.12 and later the spectrum too, with no second pass.
             code=self._code.state(ran, self.tests),
             spectrum=in_run(ran, self._code, self._environment.recorder) if self._records_in_run else None,
+            # And which tests passed, on every Python: what tells a suspect flaky failure next time.
+            passed=tuple(passed_key(report.node_id) for report in reports if report.outcome == "passed"),
         )
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:

@@ -135,8 +135,8 @@ class ScriptedCode:
         with `head`, at git's HEAD (the script's HEAD is the code before any `change`)."""
         file, name = key.split("::", 1)
         first, last = self.lines.get(key, (1, 1))
-        if is_test_code(file, test_modules):
-            return CodeFunction(file=file, name=name, first=first, last=last)
+        if is_test_code(file, test_modules):  # digested as a real run digests test code: never at HEAD
+            return CodeFunction(file=file, name=name, first=first, last=last, digest=self.digest(key))
         return CodeFunction(
             file=file,
             name=name,
@@ -153,16 +153,24 @@ class ScriptedCode:
 
     def state(self, ran: Iterable[ScriptedTest], scripted: Iterable[ScriptedTest]) -> CodeState:
         """The digests a real run takes on every run: each function of the project files the tests that ran
-        imported (those their `runs` are in; test code never), every one the script knows there."""
+        imported (those their `runs` are in), every one the script knows there, then the test functions
+        that ran, as a real run digests its test modules too."""
         ran = list(ran)
         test_modules = {test.file for test in ran}
         imported = dict.fromkeys(key.split("::", 1)[0] for test in ran for key in test.runs)
         files = tuple(file for file in imported if not is_test_code(file, test_modules))
         known = dict.fromkeys([*(key for test in scripted for key in test.runs), *self.lines, *self.edits])
         wanted = set(files)
-        return CodeState(
-            digests={key: self.digest(key) for key in known if key.split("::", 1)[0] in wanted}, files=files
-        )
+        digests = {key: self.digest(key) for key in known if key.split("::", 1)[0] in wanted}
+        own = [_own_key(test.node_id) for test in ran if not _is_doctest(test.node_id)]
+        digests.update((key, self.digest(key)) for key in own)
+        return CodeState(digests=digests, files=(*files, *dict.fromkeys(test.file for test in ran)))
+
+
+def _own_key(node_id: str) -> str:
+    """A test's own function, `file::Class.test` for `file::Class::test[param]`."""
+    file, _, names = node_id.partition("::")
+    return f"{file}::{names.split('[', 1)[0].replace('::', '.')}"
 
 
 def _digest(key: str, edits: int) -> str:
