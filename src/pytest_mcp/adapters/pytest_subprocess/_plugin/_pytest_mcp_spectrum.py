@@ -75,7 +75,11 @@ class _Functions:
     def __init__(self, root, write):
         self.root = os.path.realpath(root) + os.sep
         self.write = write
-        self.ids = {}  # code -> id, or None for code that is not the project's
+        # id(code) -> id, or None for code that is not the project's. By identity: code objects compare
+        # equal across files (the same function at the same line in two modules), and they must not
+        # be counted as one. Each code asked about is kept alive, so that its identity stays its own.
+        self.ids = {}
+        self.alive = []
         self.count = 0
         self.files = {}  # co_filename -> the path relative to the root, or None
 
@@ -91,15 +95,17 @@ class _Functions:
 
     def id_of(self, code):
         """The function's id, the first time a code object is asked about; None when not the project's."""
-        if code in self.ids:
-            return self.ids[code]
+        key = id(code)
+        if key in self.ids:
+            return self.ids[key]
+        self.alive.append(code)
         relative = self.relative(code.co_filename)
         name = getattr(code, "co_qualname", code.co_name)
         # Module bodies run once, at import; lambdas and comprehensions belong to their function.
         if relative is None or name.startswith("<") or name.endswith(">"):
-            self.ids[code] = None
+            self.ids[key] = None
             return None
-        found = self.ids[code] = self.count
+        found = self.ids[key] = self.count
         self.count += 1
         self.write(
             protocol.SPECTRUM_FUNCTION,
@@ -231,21 +237,21 @@ class _ProfileRecorder:
     def __init__(self, functions):
         self.functions = functions
         self.seen = set()
-        self.codes = set()
+        self.codes = {}  # id(code) -> code: by identity, as _Functions counts them
 
     def _profile(self, frame, event, arg):
-        if event == "call" and frame.f_code not in self.codes and not _called_by_pytest(frame):
-            self.codes.add(frame.f_code)
+        if event == "call" and id(frame.f_code) not in self.codes and not _called_by_pytest(frame):
+            self.codes[id(frame.f_code)] = frame.f_code
 
     def start(self):
-        self.codes = set()
+        self.codes = {}
         threading.setprofile(self._profile)
         sys.setprofile(self._profile)
 
     def stop(self):
         sys.setprofile(None)
         threading.setprofile(None)
-        found = (self.functions.id_of(code) for code in self.codes)
+        found = (self.functions.id_of(code) for code in self.codes.values())
         return {function for function in found if function is not None}
 
 
