@@ -1,0 +1,108 @@
+"""One table over bench/causes.py's results: per mode and interpreter, the planted function's rank, bytes, counts, time.
+
+    .venv/bin/python bench/causes_summary.py causes-311 causes-311-git causes-312 causes-312-git
+
+Reads results/NAME.json for each NAME and prints markdown (the figures as the bench wrote them; the
+ratios are wall seconds over the raw pytest seconds of the same case, both single samples). Modes:
+*git* is a run with `--git` and a fresh server (the bug uncommitted, no earlier run here); *git, after an
+edit* the same with the server that ran the clean copy; *after an edit* and *failures alone* are the runs
+without git (the server saw the clean run, or nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SIX_KB = 6_144
+
+
+def raw_failures(summary: str) -> int:
+    """failed + errors from pytest's closing line ("3 failed, 12 passed, 1 error in 2.1s")."""
+    return sum(int(n) for n, word in re.findall(r"(\d+) (failed|errors?)\b", summary))
+
+
+def rank(found: dict[str, Any]) -> str:
+    if found["ranks"] is None:
+        return "n/a"
+    return "/".join("—" if r is None else str(r) for r in found["ranks"])
+
+
+def row(name: str, mode: str, scenario: str, cases: list[dict[str, Any]], config: dict[str, Any]) -> str:
+    real = [case for case in cases if not case["project"].startswith("generated")]
+    first = sum(1 for case in real if case[scenario]["ranks"] and case[scenario]["ranks"][0] == 1)
+    bugs = [(case, r) for case in cases for r in (case[scenario]["ranks"] or [None])]
+    all_first = sum(1 for _, r in bugs if r == 1)
+    ranks = ", ".join(f"{case['key']} {rank(case[scenario])}" for case in cases)
+    sizes = [(case[scenario]["bytes"], case["key"]) for case in cases]
+    biggest = max(sizes)
+    over = [key for size, key in sizes if size > SIX_KB]
+    wrong = [
+        f"{case['key']} {case[scenario]['failures']} vs {raw_failures(case['raw_planted']['summary'])}"
+        for case in cases
+        if case[scenario]["failures"] != raw_failures(case["raw_planted"]["summary"])
+    ]
+    ratios = [
+        (case[scenario]["seconds"] / case["raw_planted"]["seconds"], case["key"])
+        for case in cases
+        if case["raw_planted"]["seconds"]
+    ]
+    low, high = min(ratios), max(ratios)
+    recorders = sorted({case[scenario].get("localization_recorder") or "—" for case in cases})
+    return (
+        f"| {mode} | {config.get('suites_python', config['python_version'])} | **{first} of {len(real)}** "
+        f"({all_first} of {len(bugs)} bugs, all cases) | {ranks} | {biggest[0]:,} ({biggest[1]})"
+        f"{'; over 6 KB: ' + ', '.join(over) if over else ''} | "
+        f"{'yes' if not wrong else 'no: ' + '; '.join(wrong)} | "
+        f"{low[0]:.2f}x ({low[1]}) to {high[0]:.2f}x ({high[1]}) | {'; '.join(recorders)} | `{name}` |"
+    )
+
+
+def misses(name: str, scenario: str, cases: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for case in cases:
+        found = case[scenario]
+        for bug, r in zip(case["bugs"], found["ranks"] or [None] * len(case["bugs"]), strict=True):
+            if r == 1:
+                continue
+            named = "; ".join(
+                f"{c.get('function')} ({c.get('score')}{', changed ' + str(c['changed']) if c.get('changed') else ''})"
+                for c in found["culprits"][:4]
+            )
+            lines.append(
+                f"- `{name}` {scenario} {case['key']} `{bug['function']}`: rank {r}; culprits: {named or 'none'}; "
+                f"reason: {found['localization_reason'] or '—'}"
+            )
+    return lines
+
+
+def main(names: list[str]) -> int:
+    lines = [
+        "| mode | suites' Python | planted first (real suites) | rank per case | answer bytes, max | counts exact "
+        "| wall / raw pytest (planted), per case | recorder | results |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    notes = []
+    for name in names:
+        document = json.loads((RESULTS / f"{name}.json").read_text())
+        config, cases = document["config"], document["cases"]
+        scenarios = (
+            (("git", "planted"), ("git, after an edit", "after_edit"))
+            if config.get("git")
+            else (("after an edit", "after_edit"), ("failures alone", "planted"))
+        )
+        for mode, scenario in scenarios:
+            lines.append(row(name, mode, scenario, cases, config))
+            notes += misses(name, scenario, cases)
+        loads = [case["load"] for case in cases]
+        notes.append(f"- `{name}`: {config['date']}, {config['minutes']} min, load {min(loads)} to {max(loads)}")
+    print("\n".join([*lines, "", *notes]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
