@@ -1,8 +1,10 @@
 """One table over bench/causes.py's results: per mode and interpreter, the planted function's rank, bytes, counts, time.
 
     .venv/bin/python bench/causes_summary.py causes-311 causes-311-git causes-312 causes-312-git
+    .venv/bin/python bench/causes_summary.py causes-312+causes-312-more-itertools  # one row from two runs
 
-Reads results/NAME.json for each NAME and prints markdown (the figures as the bench wrote them; the
+Reads results/NAME.json for each NAME (NAME+NAME: the cases of runs in the same mode, on the same
+interpreter, as one) and prints markdown (the figures as the bench wrote them; the
 ratios are wall seconds over the raw pytest seconds of the same case, both single samples). Modes:
 *git* is a run with `--git` and a fresh server (the bug uncommitted, no earlier run here); *git, after an
 edit* the same with the server that ran the clean copy; *after an edit* and *failures alone* are the runs
@@ -88,8 +90,12 @@ def main(names: list[str]) -> int:
     ]
     notes = []
     for name in names:
-        document = json.loads((RESULTS / f"{name}.json").read_text())
-        config, cases = document["config"], document["cases"]
+        documents = [json.loads((RESULTS / f"{part}.json").read_text()) for part in name.split("+")]
+        config, cases = documents[0]["config"], [case for document in documents for case in document["cases"]]
+        for document in documents[1:]:
+            for key in ("git", "suites_python", "revision"):
+                if document["config"].get(key) != config.get(key):
+                    raise SystemExit(f"{name}: the runs differ in {key}")
         scenarios = (
             (("git", "planted"), ("git, after an edit", "after_edit"))
             if config.get("git")
@@ -98,8 +104,11 @@ def main(names: list[str]) -> int:
         for mode, scenario in scenarios:
             lines.append(row(name, mode, scenario, cases, config))
             notes += misses(name, scenario, cases)
-        loads = [case["load"] for case in cases]
-        notes.append(f"- `{name}`: {config['date']}, {config['minutes']} min, load {min(loads)} to {max(loads)}")
+        for document in documents:
+            run, loads = document["config"], [case["load"] for case in document["cases"]]
+            notes.append(
+                f"- `{run['command']}`: {run['date']}, {run['minutes']} min, load {min(loads)} to {max(loads)}"
+            )
     print("\n".join([*lines, "", *notes]))
     return 0
 
