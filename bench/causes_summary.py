@@ -37,8 +37,8 @@ def rank(found: dict[str, Any]) -> str:
 def row(name: str, mode: str, scenario: str, cases: list[dict[str, Any]], config: dict[str, Any]) -> str:
     real = [case for case in cases if not case["project"].startswith("generated")]
     first = sum(1 for case in real if case[scenario]["ranks"] and case[scenario]["ranks"][0] == 1)
-    bugs = [(case, r) for case in cases for r in (case[scenario]["ranks"] or [None])]
-    all_first = sum(1 for _, r in bugs if r == 1)
+    bugs = [groups for case in cases for groups in case[scenario]["groups_naming"]]
+    named = sum(1 for groups in bugs if groups)  # a group of the answer names the bug's function as its culprit
     ranks = ", ".join(f"{case['key']} {rank(case[scenario])}" for case in cases)
     sizes = [(case[scenario]["bytes"], case["key"]) for case in cases]
     biggest = max(sizes)
@@ -57,7 +57,7 @@ def row(name: str, mode: str, scenario: str, cases: list[dict[str, Any]], config
     recorders = sorted({case[scenario].get("localization_recorder") or "—" for case in cases})
     return (
         f"| {mode} | {config.get('suites_python', config['python_version'])} | **{first} of {len(real)}** "
-        f"({all_first} of {len(bugs)} bugs, all cases) | {ranks} | {biggest[0]:,} ({biggest[1]})"
+        f"({named} of {len(bugs)} bugs named by a group, all cases) | {ranks} | {biggest[0]:,} ({biggest[1]})"
         f"{'; over 6 KB: ' + ', '.join(over) if over else ''} | "
         f"{'yes' if not wrong else 'no: ' + '; '.join(wrong)} | "
         f"{low[0]:.2f}x ({low[1]}) to {high[0]:.2f}x ({high[1]}) | {'; '.join(recorders)} | `{name}` |"
@@ -68,9 +68,10 @@ def misses(name: str, scenario: str, cases: list[dict[str, Any]]) -> list[str]:
     lines = []
     for case in cases:
         found = case[scenario]
-        for bug, r in zip(case["bugs"], found["ranks"] or [None] * len(case["bugs"]), strict=True):
-            if r == 1:
-                continue
+        ranks, naming = found["ranks"] or [None] * len(case["bugs"]), found["groups_naming"]
+        for bug, r, groups in zip(case["bugs"], ranks, naming, strict=True):
+            if r == 1 or (len(case["bugs"]) > 1 and groups):
+                continue  # of several bugs, each one named by a group of its own is found
             named = "; ".join(
                 f"{c.get('function')} ({c.get('score')}{', changed ' + str(c['changed']) if c.get('changed') else ''})"
                 for c in found["culprits"][:4]
