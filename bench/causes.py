@@ -5,12 +5,17 @@
     .venv/bin/python bench/causes.py --out causes-before     # results/causes-before.md and .json
     .venv/bin/python bench/causes.py --at REV --out NAME     # the server as it was at commit REV
     .venv/bin/python bench/causes.py --git --out NAME        # each copy a git repository, the bug uncommitted
+    .venv/bin/python bench/causes.py --python 3.12 --out NAME  # the suites' venvs built from pyenv's 3.12
     .venv/bin/python bench/run.py --causes                   # the same as the first
 
 The cases are bench/planted.py's. Each real suite's sdist is fetched from PyPI once, with its test
 pins in a venv of its own (never pytest-mcp), under .cache/causes-suites/ (scripts/fetch-real-suites'
-mechanism); the generated projects run with pytest alone, in bench/.cache/causes-venv. Per case, each
-project a fresh copy in a scratch directory, one run of each, in this order:
+mechanism); the generated projects run with pytest alone, in bench/.cache/causes-venv. The suites' venvs
+are built from the bench's own interpreter, or with `--python VERSION` from pyenv's
+(`~/.pyenv/versions/VERSION*/bin/python`, the newest that matches), kept apart per version
+(.cache/causes-suites-pyVERSION, bench/.cache/causes-venv-pyVERSION): on 3.12 and later the server records
+the spectrum in the run itself, before it in a second pass. Per case, each project a fresh copy in a
+scratch directory, one run of each, in this order:
 
 - raw `python -m pytest -q` on the clean copy;
 - `pytest-mcp --root COPY --python SUITE_PYTHON` over stdio, through the MCP SDK client, `execute_tests`
@@ -71,6 +76,59 @@ def fetcher() -> ModuleType:
 
 
 @dataclass(frozen=True)
+class Interpreter:
+    """What the suites' venvs are built from: the bench's own Python (`version` None), or pyenv's `version`."""
+
+    python: Path
+    version: str | None = None
+
+    @property
+    def suites(self) -> Path:
+        return SUITES if self.version is None else SUITES.with_name(f"{SUITES.name}-py{self.version}")
+
+    @property
+    def venv_name(self) -> str:
+        return "causes-venv" if self.version is None else f"causes-venv-py{self.version}"
+
+
+def interpreter(version: str | None) -> Interpreter:
+    """pyenv's newest `version` (3.12 matches 3.12.1, not 3.120), checked to run; the bench's own without one."""
+    if version is None:
+        return Interpreter(Path(sys.executable))
+    if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
+        raise SystemExit(f"--python: {version!r} is not a version such as 3.12")
+
+    def key(path: Path) -> tuple[int, ...]:
+        return tuple(int(part) if part.isdigit() else -1 for part in path.parents[1].name.split("."))
+
+    versions = Path.home() / ".pyenv" / "versions"
+    found = [path for path in versions.glob(f"{version}*/bin/python") if re.fullmatch(
+        rf"{re.escape(version)}(\.\d+)*", path.parents[1].name)]  # fmt: skip
+    for python in sorted(found, key=key, reverse=True):
+        probe = subprocess.run([str(python), "-c", "import sys; print(sys.version)"], capture_output=True, text=True)
+        if probe.returncode == 0:
+            return Interpreter(python, version)
+    raise SystemExit(f"--python: no working interpreter under ~/.pyenv/versions/{version}*")
+
+
+def fetch(suite: dict[str, Any], cache: Path, python: Interpreter) -> dict[str, Any]:
+    """scripts/fetch-real-suites' fetch, run by `python` so that it builds the suite's venv from that interpreter
+    (and its cache key, which holds `sys.version`, is that interpreter's)."""
+    if python.version is None:
+        return fetcher().fetch(suite, cache)  # type: ignore[no-any-return]
+    code = (
+        "import importlib.machinery, importlib.util, json, sys; from pathlib import Path\n"
+        "loader = importlib.machinery.SourceFileLoader('fetch_real_suites', sys.argv[1])\n"
+        "module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))\n"
+        "loader.exec_module(module)\n"
+        "print(json.dumps(module.fetch(json.loads(sys.argv[2]), Path(sys.argv[3]))))\n"
+    )
+    argv = [str(python.python), "-c", code, str(REPO / "scripts" / "fetch-real-suites"), json.dumps(suite), str(cache)]
+    done = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
 class Project:
     """Where a case's clean project is, and the interpreter its tests run with."""
 
@@ -78,15 +136,15 @@ class Project:
     python: Path
 
 
-def prepare(case: Case, work: Path) -> Project:
+def prepare(case: Case, work: Path, python: Interpreter) -> Project:
     if case.suite is not None:
-        ready = fetcher().fetch(case.suite.definition(), SUITES)
-        home = SUITES / f"{case.suite.name}-{case.suite.version}"
+        ready = fetch(case.suite.definition(), python.suites, python)
+        home = python.suites / f"{case.suite.name}-{case.suite.version}"
         return Project(home / ready["root"], home / ready["python"])
     assert case.generate is not None
     source = work / "generated"
     case.generate(source)
-    venv = ensure_venv("causes-venv", [PYTEST], sys.executable)
+    venv = ensure_venv(python.venv_name, [PYTEST], str(python.python))
     return Project(source, venv / "bin" / "python")
 
 
@@ -180,6 +238,7 @@ def figures(answer: Answer, bugs: tuple[Plant, ...]) -> dict[str, Any]:
         ],
         "localization_seconds": localization.get("seconds"),
         "localization_reason": localization.get("reason", ""),
+        "localization_recorder": localization.get("recorder", ""),  # in the run (3.12+) or a second pass
         "file_in_text": [bug.file in answer.text for bug in bugs],
         "function_in_text": [bool(re.search(rf"(?<![\w.]){re.escape(bug.function)}\b", answer.text)) for bug in bugs],
     }
@@ -239,13 +298,13 @@ def describe(case: Case) -> dict[str, Any]:
     }
 
 
-def measure(cases: list[Case], server: Server) -> list[dict[str, Any]]:
+def measure(cases: list[Case], server: Server, python: Interpreter) -> list[dict[str, Any]]:
     rows = []
     for case in cases:
         print(f"{case.key}: {case.label}", flush=True)
         with tempfile.TemporaryDirectory(prefix="bench-causes-") as directory:
             work = Path(directory)
-            project = prepare(case, work)
+            project = prepare(case, work, python)
             row = describe(case) | anyio.run(measure_case, case, project, work, server)
         for scenario in ("clean", "after_edit", "planted"):
             found = row[scenario]
@@ -279,8 +338,8 @@ def seconds_text(value: float | None) -> str:
 def scenario_table(rows: list[dict[str, Any]], scenario: str) -> list[str]:
     lines = [
         "| case | failed + errors | groups | answer bytes | culprit rank | file / function in the text | wall s "
-        "| localization s | raw pytest s (planted) |",
-        "|---|---:|---:|---:|---|---|---:|---:|---:|",
+        "| localization s | raw pytest s (planted) | raw pytest says |",
+        "|---|---:|---:|---:|---|---|---:|---:|---:|---|",
     ]
     for row in rows:
         found = row[scenario]
@@ -289,7 +348,7 @@ def scenario_table(rows: list[dict[str, Any]], scenario: str) -> list[str]:
         lines.append(
             f"| {row['key']} | {found['failures']:,} | {groups} | {found['bytes']:,} | {rank_text(found)} | "
             f"{named_text(found)} | {wall} | {seconds_text(found['localization_seconds'])} | "
-            f"{row['raw_planted']['seconds']:.2f} |"
+            f"{row['raw_planted']['seconds']:.2f} | {row['raw_planted']['summary']} |"
         )
     return lines
 
@@ -323,7 +382,9 @@ def render(rows: list[dict[str, Any]], config: dict[str, Any]) -> str:
         "",
         f"Measured by `{config['command']}` on the server's code at {config['revision']}, on {config['date']} "
         f"({config['machine']}; "
-        f"Python {config['python_version']}, the suites' pytest 9.2.0), {config['minutes']} minutes. One run of "
+        f"the server on Python {config['python_version']}, the suites on Python "
+        f"{config.get('suites_python', config['python_version'])} and pytest 9.2.0), {config['minutes']} minutes. "
+        "One run of "
         "each, on a shared machine: the seconds are a single sample, not a median; *load* is the 1-minute load "
         "average as the case started (2 cores: above 2, other work was waiting for them).",
         "",
@@ -393,6 +454,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", default="causes", help="results/NAME.md and NAME.json (default causes)")
     parser.add_argument("--at", metavar="REV", help="run the server as it was at commit REV (bench/baseline.py)")
     parser.add_argument("--git", action="store_true", help="each copy a git repository at the clean project")
+    parser.add_argument(
+        "--python", metavar="VERSION", help="build the suites' venvs from pyenv's VERSION (3.12), not the bench's"
+    )
     return parser.parse_args(argv)
 
 
@@ -405,13 +469,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     at = baseline.build(args.at) if args.at else None
+    python = interpreter(args.python)
     server = Server(bench_env(), at[1] if at else None, args.git)
-    rows = measure([case for case in CASES if case.key in wanted], server)
+    rows = measure([case for case in CASES if case.key in wanted], server, python)
+    suites_python = subprocess.run(
+        [str(python.python), "-c", "import platform; print(platform.python_version())"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
     config = {
         "command": "bench/causes.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "revision": at[0] if at else revision(),
         "git": args.git,
-        "python_version": platform.python_version(),
+        "python_version": platform.python_version(),  # the bench's and the server's
+        "suites_python": suites_python,  # what the tests ran on, and so how the spectrum was recorded
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "minutes": round((time.perf_counter() - started) / 60, 1),
