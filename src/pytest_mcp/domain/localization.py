@@ -185,12 +185,19 @@ def changed_untested(
     return tuple(found)
 
 
-def own_function_key(node_id: str, digests: Mapping[str, str]) -> str | None:
-    """The `code_key` of a test's own function among `digests`, if they hold it: `file::Class.test` for
-    `file::Class::test[param]`; of a name defined twice, the last definition (the one pytest collects)."""
+def function_of(node_id: str) -> str:
+    """A test's own function's `code_key`, as its first definition: `file::Class.test` for
+    `file::Class::test[param]`."""
     file, _, names = node_id.partition("::")
-    name = names.split("[", 1)[0].replace("::", ".")
-    if not name or code_key(file, name) not in digests:
+    return code_key(file, names.split("[", 1)[0].replace("::", "."))
+
+
+def own_function_key(node_id: str, digests: Mapping[str, str]) -> str | None:
+    """The `code_key` of a test's own function among `digests`, if they hold it (`function_of`); of a name
+    defined twice, the last definition (the one pytest collects)."""
+    first = function_of(node_id)
+    file, _, name = first.partition("::")
+    if not name or first not in digests:
         return None
     ordinal = 1
     while code_key(file, name, ordinal + 1) in digests:

@@ -24,7 +24,15 @@ from pytest_mcp.adapters.fake.failures import ScriptedFailure
 from pytest_mcp.adapters.fake.script import ScriptedTest, ScriptError, checked_function
 from pytest_mcp.adapters.fake.selection import UsageError, deselect
 from pytest_mcp.domain.environment import Recorder
-from pytest_mcp.domain.localization import CodeFunction, CodeState, Spectrum, Trace, TraceOutcome, is_test_code
+from pytest_mcp.domain.localization import (
+    CodeFunction,
+    CodeState,
+    Spectrum,
+    Trace,
+    TraceOutcome,
+    function_of,
+    is_test_code,
+)
 from pytest_mcp.domain.runs import LocalizeSpec
 
 NOTHING_SCRIPTED = (
@@ -162,15 +170,9 @@ class ScriptedCode:
         known = dict.fromkeys([*(key for test in scripted for key in test.runs), *self.lines, *self.edits])
         wanted = set(files)
         digests = {key: self.digest(key) for key in known if key.split("::", 1)[0] in wanted}
-        own = [_own_key(test.node_id) for test in ran if not _is_doctest(test.node_id)]
+        own = [function_of(test.node_id) for test in ran if not _is_doctest(test.node_id)]
         digests.update((key, self.digest(key)) for key in own)
         return CodeState(digests=digests, files=(*files, *dict.fromkeys(test.file for test in ran)))
-
-
-def _own_key(node_id: str) -> str:
-    """A test's own function, `file::Class.test` for `file::Class::test[param]`."""
-    file, _, names = node_id.partition("::")
-    return f"{file}::{names.split('[', 1)[0].replace('::', '.')}"
 
 
 def _digest(key: str, edits: int) -> str:
