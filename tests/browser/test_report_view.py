@@ -7,6 +7,7 @@ own tools/call requests are answered by the same server.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -40,6 +41,9 @@ async def view_html(client: Client) -> str:
     (contents,) = (await client.read_resource(VIEW_URI)).contents
     text: str = getattr(contents, "text")  # noqa: B009 - a TextResourceContents
     return text
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 def serve(root: Path, **settings: Any) -> Any:
@@ -391,14 +395,14 @@ async def test_culprits_lead_and_each_group_shows_its_cause_symptoms_and_labels(
                 "shop/price.py::gross_price",
                 "lines 10-11",
                 True,
-                "run by all 4 failing tests and 0 % of the 4 passing ones; score 1.00",
+                "run by 4 of 5 failing tests and 0 % of the 4 passing ones; score 0.89",
             ],
             [
                 "also likely",
                 "shop/stock.py::reserve",
                 "lines 4-7",
                 False,
-                "run by the failing test and 25 % of the 4 passing ones; score 0.71",
+                "run by 1 of 5 failing tests and 25 % of the 4 passing ones; score 0.32",
             ],
         ]
         assert page.text("#localization").startswith("10 tests repeated in ")
@@ -419,7 +423,7 @@ async def test_culprits_lead_and_each_group_shows_its_cause_symptoms_and_labels(
         )
         assert rows == [["4", "tests/test_cart.py:8 and 1 more", "AssertionError: assert <n> == <n>"]]
         assert page.text("#groups .culprit-line") == (
-            "shop/price.py::gross_price (lines 10-11): run by all 4 failing tests and 0 % of the 4 passing ones"
+            "shop/price.py::gross_price (lines 10-11): run by 4 of 5 failing tests and 0 % of the 4 passing ones"
         )
         page.screenshot("culprits", above="#reproduce")
 
@@ -453,7 +457,12 @@ async def test_a_test_that_fails_while_nothing_it_runs_changed_is_labelled_suspe
         },
     )
     labels = "return [...document.querySelectorAll('#groups > li .label')].map((l) => [l.classList[1], l.textContent])"
-    async with serve(root) as client:
+    # On Python 3.12+ the run records itself: a second pass (3.11) cut short by a busy machine records
+    # nothing of the failing test, and nothing is then claimed of it ("newly fails").
+    python = subprocess.run(
+        ["bash", str(REPOSITORY / "scripts" / "demo-python")], capture_output=True, text=True, check=True, timeout=600
+    ).stdout.strip()
+    async with connect(root=root, python=python) as client:
         await client.call_tool("execute_tests", {})
         (root / "flag.txt").write_text("off")  # data, not code: nothing the test runs changed
         await show(page, client, "execute_tests", {})

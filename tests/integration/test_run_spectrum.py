@@ -137,8 +137,9 @@ async def test_the_run_records_every_test_itself_and_nothing_runs_again(tmp_path
     assert answer["localization"]["recorder"] == "sys.monitoring, in the run"
     assert answer["localization"]["repeated"] == 0
     culprit = answer["culprits"][0]
-    # The cause of the six wrong values (test_label's own failure is a symptom apart, also named by it).
-    assert (culprit["function"], culprit["failing"], culprit["failing_total"]) == ("gross_price", 6, 6)
+    # The cause of the six wrong values and of test_label's own failure, a symptom apart that runs it too:
+    # its evidence is over all the run's failing tests.
+    assert (culprit["function"], culprit["failing"], culprit["failing_total"]) == ("gross_price", 7, 7)
     assert answer["summary"]["failed"] == 7
     # Every passing test of the run counts, not only those of the failing tests' modules.
     assert culprit["passing_total"] == answer["summary"]["passed"] == 7

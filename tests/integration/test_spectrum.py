@@ -36,12 +36,24 @@ def add(a, b):
 
 def double(a):
     return Money(a.cents * 2)
+
+
+class Pair:
+    def __init__(self, first, second):
+        self._parts = (first, second)
+
+    @property
+    def first(self):
+        return self._parts[0]
+
+    def __repr__(self):
+        return f"Pair{self._parts!r}"
 """
 
 TESTS = """
 import threading
 
-from money import Money, add, double
+from money import Money, Pair, add, double
 
 
 def test_add():
@@ -58,6 +70,10 @@ def test_in_a_thread():
     worker.start()
     worker.join()
     assert done == [Money(2)]
+
+
+def test_add_pair():
+    assert add(Money(1), Money(1)) == Pair(Money(2), Money(0)).first
 """
 
 
@@ -126,6 +142,9 @@ def _check(python: str, tmp_path: Path) -> None:
     assert next(iter(traces)) == "test_money.py::test_add", "the failing test runs first"
     assert traces["test_money.py::test_add"] >= {"failed", "add", "Money.__init__", "Money.__eq__"}
     assert "Money.__repr__" not in traces["test_money.py::test_add"], "pytest's repr of the values is no evidence"
+    # Nor is what such a repr calls in turn: a pair's repr of its parts.
+    assert traces["test_money.py::test_add_pair"] >= {"failed", "add", "Pair.first"}
+    assert not {"Pair.__repr__", "Money.__repr__"} & traces["test_money.py::test_add_pair"]
     assert traces["test_money.py::test_double"] >= {"passed", "double", "Money.__init__", "Money.__eq__"}
     assert "add" not in traces["test_money.py::test_double"]
     assert "double" in traces["test_money.py::test_in_a_thread"], "a thread the test starts is recorded"

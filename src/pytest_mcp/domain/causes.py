@@ -39,19 +39,6 @@ class Causes:
     untested: tuple[str, ...] = ()
 
 
-def unambiguous(verdict: Verdict) -> bool:
-    """A strong verdict whose top culprit is ahead on change or score: it may merge symptoms into one cause.
-
-    A top decided only by how many other failures share it could join two bugs into one: precision
-    comes first, so such a symptom keeps its own group (it still names its culprit)."""
-    if not verdict.strong:
-        return False
-    if len(verdict.ranked) < 2:
-        return True
-    top, second = verdict.ranked[0], verdict.ranked[1]
-    return top.changed != second.changed or top.score - second.score > 1e-9
-
-
 LOCALIZE_FLOOR = 1.0
 """Seconds a second pass may always take (under --localize-max-seconds): half a sub-second run is
 less than starting Python and pytest, and a pass that records nothing names nothing (ADR 0020)."""
@@ -137,9 +124,9 @@ def _read(
     )
     verdicts = localization.verdicts(symptoms)
     causes = {
-        group_id: localization.culprit(verdict.ranked[0])
+        group_id: localization.culprit(verdict.cause)
         for group_id, verdict in verdicts.items()
-        if unambiguous(verdict)
+        if verdict.strong and verdict.cause is not None
     }
     flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
     flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
@@ -150,12 +137,16 @@ def _read(
     def labelled(members: Sequence[ReportedTest]) -> Since | None:
         return since(members, signatures, previous, flaky_now, unchanged, passed_before)
 
-    # One cause, one answer: every symptom whose culprit is unambiguously the same function sits
-    # under it, a wrong value asserted in the tests and an exception raised on the way alike. An
-    # exception the culprit raises itself is already named by its crash site, and a second raise
-    # there is a second failure of its own: such a symptom keeps its group.
+    # One cause, one answer: every symptom whose failures one cause of the run explains, with no
+    # rival, sits under it, a wrong value asserted in the tests and an exception raised on the way
+    # alike. An exception the culprit raises itself is already named by its crash site, and a second
+    # raise there is a second failure of its own: such a symptom keeps its group.
     crashes = {signature.id: signature.crash for signature in map(signature_of, reports)}
-    merge = {group_id for group_id, culprit in causes.items() if not _raised_in(crashes.get(group_id), culprit)}
+    merge = {
+        group_id
+        for group_id, culprit in causes.items()
+        if verdicts[group_id].merges and not _raised_in(crashes.get(group_id), culprit)
+    }
     groups = failure_groups(reports, causes, labelled, merge=merge)
     full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
     culprits = _culprits(groups, verdicts, localization)
@@ -227,25 +218,25 @@ def _signatures(reports: Sequence[ReportedTest]) -> dict[str, str]:
 def _culprits(
     groups: tuple[FailureGroup, ...], verdicts: dict[str, Verdict], localization: Localization
 ) -> tuple[Culprit, ...]:
-    """The top culprits of the groups that have one, the most failures first; then the strong but tied.
-    Those whose failures were all already failing come after the rest, marked so: an agent's own new
-    failures are the question of the moment."""
-    found: dict[str, tuple[Culprit, list[Since | None]]] = {}
+    """The run's causes in the order the spectrum ranks them, then the culprits of symptoms no cause of the
+    run explains, the most failures first. Those whose failures were all already failing come after
+    the rest, marked so: an agent's own new failures are the question of the moment."""
+    labels: dict[str, list[Since | None]] = {}
     for group in groups:
         if group.culprit is not None:
-            found.setdefault(group.culprit.where, (group.culprit, []))[1].append(group.since)
-    listed = {group.id: group for group in groups}
-    for group_id, verdict in sorted(verdicts.items(), key=lambda item: -item[1].repeated):
-        if verdict.strong and not unambiguous(verdict):
-            culprit = localization.culprit(verdict.ranked[0])
-            labels = found.setdefault(culprit.where, (culprit, []))[1]
-            if group_id in listed:
-                labels.append(listed[group_id].since)
-    ordered = sorted(found.values(), key=lambda entry: _only_preexisting(entry[1]))
-    marked = (
-        culprit.model_copy(update={"preexisting": True}) if _only_preexisting(labels) else culprit
-        for culprit, labels in ordered
-    )
+            labels.setdefault(group.culprit.where, []).append(group.since)
+    found: dict[str, tuple[int, int, Culprit]] = {}  # its cause's order, minus the failures it is named for
+    for verdict in verdicts.values():
+        if verdict.strong and verdict.cause is not None:
+            culprit = localization.culprit(verdict.cause)
+            order, failures, _ = found.get(culprit.where, (verdict.order, 0, culprit))
+            found[culprit.where] = (min(order, verdict.order), failures - verdict.repeated, culprit)
+
+    def old(culprit: Culprit) -> bool:
+        return _only_preexisting(labels.get(culprit.where, []))
+
+    ordered = sorted(found.values(), key=lambda entry: (old(entry[2]), entry[0], entry[1], entry[2].where))
+    marked = (culprit.model_copy(update={"preexisting": True}) if old(culprit) else culprit for *_, culprit in ordered)
     return tuple(marked)[:MAX_CULPRITS]
 
 

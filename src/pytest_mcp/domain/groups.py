@@ -192,7 +192,6 @@ def _group(
     symptoms: tuple[Symptom, ...] = ()
     if len(parts) > 1 and culprit is not None:
         group_id = "g" + hashlib.sha256(f"cause\x1f{culprit.file}\x1f{culprit.function}".encode()).hexdigest()[:10]
-        culprit = _summed(culprit, [causes[part_id] for part_id, _, _ in parts])
         symptoms = _symptoms(parts)
     if len(members) == 1 and compress:
         return FailureGroup(
@@ -242,17 +241,6 @@ def _symptoms(parts: list[tuple[str, Signature, list[ReportedTest]]]) -> tuple[S
         else:
             found[key] = known.model_copy(update={"count": known.count + len(members), "sites": known.sites + 1})
     return tuple(sorted(found.values(), key=lambda symptom: -symptom.count)[:MAX_SYMPTOMS])
-
-
-def _summed(top: Culprit, culprits: list[Culprit]) -> Culprit:
-    """One culprit's evidence over the symptoms it explains: their failing tests added up."""
-    return top.model_copy(
-        update={
-            "failing": sum(culprit.failing for culprit in culprits),
-            "failing_total": sum(culprit.failing_total for culprit in culprits),
-            "score": max(culprit.score for culprit in culprits),
-        }
-    )
 
 
 def cause_title(culprit: Culprit, count: int, sites: int) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -24,9 +24,8 @@ MAX_CULPRITS = 3
 STRONG = 0.5
 """The least Ochiai score a top culprit needs for its symptom to be grouped by it."""
 _TIED = 1e-9
-CLOSE = 0.8
-"""A candidate whose score for a symptom is at least this share of the best one's is ranked by what the
-run's failures say as a whole (ADR 0020)."""
+MAX_CAUSES = 10
+"""The run's causes looked for at most: each explains failures the ones before it do not."""
 _TEST_DIRECTORIES = frozenset({"tests", "test"})
 
 
@@ -115,7 +114,6 @@ class Ranked:
     passing: int
     passing_total: int
     elsewhere: int  # failing tests of other symptoms that ran it
-    overall: float = 0.0  # Ochiai over every failing test of the run, not only this symptom's
 
 
 @dataclass(frozen=True)
@@ -126,6 +124,34 @@ class Verdict:
     strong: bool
     repeated: int  # its failing tests that failed again and were recorded
     flaky: tuple[str, ...]  # its failing tests that passed when repeated
+    merges: bool = False  # strong, and its top the one cause of all its failures: it may sit under it
+    cause: Ranked | None = None  # its top, with its evidence over all the run's failing tests (`_Evidence.whole`)
+    order: int = 0  # its cause's place among the run's causes (their number where it has none)
+
+
+@dataclass(frozen=True)
+class _Cause:
+    """A function the run's failures point at, and the failing tests (node ids) it explains."""
+
+    ranked: Ranked
+    covers: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """The run's counts every candidate is scored with."""
+
+    passed_by: Mapping[int, int]  # function -> passing tests that ran it
+    passing_total: int
+    ran_by: Mapping[int, int]  # function -> failing tests that ran it
+    failing_total: int
+
+    def whole(self, ranked: Ranked) -> Ranked:
+        """A candidate's evidence over all the run's failing tests, whatever it was ranked on: what is
+        shown of it, the same wherever it is named."""
+        ef = self.ran_by.get(ranked.function, ranked.failing)
+        score = ef / math.sqrt(self.failing_total * (ef + ranked.passing)) if ef else 0.0
+        return replace(ranked, score=score, failing=ef, failing_total=self.failing_total, elsewhere=0)
 
 
 ChangeBasis = Literal["run", "new", "head"]
@@ -233,7 +259,7 @@ class Localization:
         ]
 
     def verdicts(self, groups: Mapping[str, Sequence[str]]) -> dict[str, Verdict]:
-        """Each group's ranked culprits: its failing tests that failed again, against every test that passed.
+        """Each group's ranked culprits, read from the causes of the run's failures as a whole.
 
         A test that failed in the run and passes when repeated is flaky: it is left out of both sides.
         """
@@ -247,26 +273,82 @@ class Localization:
             traces = [self._traces[node_id] for node_id in dict.fromkeys(members) if node_id in self._traces]
             again[group_id] = [trace for trace in traces if trace.outcome == "failed"]
             flaky[group_id] = [trace.node_id for trace in traces if trace.outcome == "passed"]
+        failing = list({trace.node_id: trace for traces in again.values() for trace in traces}.values())
         ran_by: dict[int, int] = {}
-        for traces in again.values():
-            for trace in traces:
-                for function in set(trace.functions):
-                    ran_by[function] = ran_by.get(function, 0) + 1
+        for trace in failing:
+            for function in set(trace.functions):
+                ran_by[function] = ran_by.get(function, 0) + 1
         # A run's own spectrum counts its passing tests per function; a second pass lists them.
         passed_by = {index: f.passing for index, f in enumerate(self.spectrum.functions) if f.passing}
         for trace in passing:
             for function in set(trace.functions):
                 passed_by[function] = passed_by.get(function, 0) + 1
-        passing_total = len(passing) + self.spectrum.passing_total
+        evidence = _Evidence(passed_by, len(passing) + self.spectrum.passing_total, ran_by, len(failing))
+        causes = self._causes(failing, evidence)
         verdicts = {}
         for group_id, traces in again.items():
-            ranked = self._ranked(traces, passed_by, passing_total, ran_by)
-            verdicts[group_id] = Verdict(ranked, _strong(ranked), len(traces), tuple(flaky[group_id]))
+            local = self._ranked(traces, evidence)
+            verdict = self._verdict(traces, local, causes, evidence)
+            if verdict is None:  # no cause of the run's explains its failures: its own evidence speaks
+                whole = evidence.whole(local[0]) if local else None
+                verdict = Verdict(
+                    local, _strong(local), len(traces), (), merges=_ahead(local), order=len(causes), cause=whole
+                )
+            verdicts[group_id] = replace(verdict, flaky=tuple(flaky[group_id]))
         return verdicts
 
-    def _ranked(
-        self, failing: list[Trace], passed_by: Mapping[int, int], passing_total: int, ran_by: Mapping[int, int]
-    ) -> tuple[Ranked, ...]:
+    def _causes(self, failing: Sequence[Trace], evidence: _Evidence) -> list[_Cause]:
+        """The run's causes, most telling first: the best candidate over all the failing tests (changed
+        code first, then Ochiai's score), then the best over the failing tests it does not explain, and so
+        on while the evidence is strong. One root cause under many symptoms beats each symptom's local
+        helper, since its score counts every failure it explains; a second bug, whose failures do not
+        run the first, is found in the failures left. Each is shown with its evidence over all the
+        run's failures."""
+        left = list(failing)
+        causes: list[_Cause] = []
+        while left and len(causes) < MAX_CAUSES:
+            ranked = self._ranked(left, evidence)
+            if not _strong(ranked):
+                break
+            top = ranked[0]
+            covers = frozenset(trace.node_id for trace in left if top.function in trace.functions)
+            causes.append(_Cause(evidence.whole(top), covers))
+            left = [trace for trace in left if trace.node_id not in covers]
+        return causes
+
+    def _verdict(
+        self, traces: Sequence[Trace], local: tuple[Ranked, ...], causes: Sequence[_Cause], evidence: _Evidence
+    ) -> Verdict | None:
+        """A group's verdict from the run's cause that explains most of its failing tests, if one does.
+
+        It sits under that cause (one cause, one answer) when the cause explains most of them and has
+        no rival: a function on the same footing (changed or not) that all of them ran, two or more,
+        and nothing else did, no other failure and no passing test. Such a function may be a second
+        bug that the first one's callers also run: precision first, the group keeps its own entry
+        (and still names the run's cause). A symptom seen once is no evidence of a second bug."""
+        explained = [sum(1 for trace in traces if trace.node_id in cause.covers) for cause in causes]
+        if not traces or not any(explained):
+            return None
+        order = max(range(len(causes)), key=lambda index: (explained[index], -index))
+        cause = causes[order].ranked
+        rival = len(traces) > 1 and any(
+            r.function != cause.function
+            and r.changed == cause.changed
+            and r.failing == len(traces)
+            and r.passing == 0
+            and evidence.ran_by.get(r.function, 0) == len(traces)
+            for r in local
+        )
+        merges = 2 * explained[order] > len(traces) and not rival
+        ran = sum(1 for trace in traces if cause.function in trace.functions)
+        head = replace(cause, failing=ran, failing_total=len(traces))
+        ranked = (head, *(r for r in local if r.function != cause.function))
+        return Verdict(ranked, True, len(traces), (), merges=merges, order=order, cause=cause)
+
+    def _ranked(self, failing: Sequence[Trace], evidence: _Evidence) -> tuple[Ranked, ...]:
+        """The candidates the `failing` tests ran, best first: changed code first, then Ochiai's score over
+        them; on a tie, the function more of the run's other failures share, then the one fewer passing
+        tests run, then the smaller."""
         if not failing:
             return ()
         counts: dict[int, int] = {}
@@ -274,11 +356,9 @@ class Localization:
             for function in set(trace.functions):
                 if self._blamable[function]:
                     counts[function] = counts.get(function, 0) + 1
-        every_failure = sum(1 for trace in self.spectrum.tests if trace.outcome == "failed") or len(failing)
         candidates = []
         for function, ef in counts.items():
-            ep = passed_by.get(function, 0)
-            everywhere = max(ran_by.get(function, 0), ef)
+            ep = evidence.passed_by.get(function, 0)
             candidates.append(
                 Ranked(
                     function,
@@ -287,28 +367,15 @@ class Localization:
                     ef,
                     len(failing),
                     ep,
-                    passing_total,
-                    ran_by.get(function, 0) - ef,
-                    everywhere / math.sqrt(every_failure * (everywhere + ep)),
+                    evidence.passing_total,
+                    evidence.ran_by.get(function, 0) - ef,
                 )
             )
-        # Changed code first. Then, among the candidates about as good as the best for this symptom,
-        # the one the run's failures point at as a whole: one root cause under many symptoms beats
-        # each symptom's local helper (a candidate well behind on this symptom is not lifted by
-        # failures elsewhere: a second bug stays apart). Then the score; on a tie, the function more
-        # of the run's failures share, then the one fewer passing tests run, then the smaller.
-        best = {
-            changed: max((r.score for r in candidates if r.changed == changed), default=0.0)
-            for changed in (True, False)
-        }
 
-        def key(r: Ranked) -> tuple[bool, bool, float, float, int, int, int, str]:
-            close = r.score >= CLOSE * best[r.changed] - _TIED
+        def key(r: Ranked) -> tuple[bool, float, int, int, int, str]:
             function = self.spectrum.functions[r.function]
             return (
                 not r.changed,
-                not close,
-                -round(r.overall, 6) if close else 0.0,
                 -round(r.score, 6),
                 -r.elsewhere,
                 r.passing,
@@ -375,3 +442,14 @@ def _strong(ranked: tuple[Ranked, ...]) -> bool:
         return False
     tied = [r for r in ranked if abs(r.score - top.score) < _TIED and r.elsewhere == top.elsewhere]
     return len(tied) <= MAX_CULPRITS
+
+
+def _ahead(ranked: tuple[Ranked, ...]) -> bool:
+    """A strong top ahead of the second on change or score: a symptom no run-wide cause explains may sit
+    under it. A top decided only by how many other failures share it could join two bugs into one."""
+    if not _strong(ranked):
+        return False
+    if len(ranked) < 2:
+        return True
+    top, second = ranked[0], ranked[1]
+    return top.changed != second.changed or top.score - second.score > _TIED

@@ -40,9 +40,38 @@ _PYTEST = os.path.dirname(os.path.dirname(pytest.__file__))
 
 def _called_by_pytest(frame):
     """Whether pytest itself called this function: the repr of a value in a failing assertion's
-    explanation, which only failing tests run, is no evidence against the code."""
+    explanation, which only failing tests run, is no evidence against the code; nor is what that
+    repr calls in turn (a composite's repr of its parts), hence the count of explanations under way."""
+    if _explaining[0]:
+        return True
     caller = frame.f_back
     return caller is not None and caller.f_code.co_filename.startswith(_PYTEST_OWN)
+
+
+_explaining = [0]
+_EXPLAINERS = ("_saferepr", "_format_assertmsg", "_call_reprcompare")
+"""What a rewritten assertion calls, on failure only, to explain itself: each of their calls counts."""
+
+
+def _explain_quietly():
+    """Wraps the explainers of pytest's assertion rewriting, which the rewritten tests look up at each
+    call, so that what they run is never recorded."""
+    from _pytest.assertion import rewrite
+
+    def quiet(explain):
+        def explaining(*args, **kwargs):
+            _explaining[0] += 1
+            try:
+                return explain(*args, **kwargs)
+            finally:
+                _explaining[0] -= 1
+
+        return explaining
+
+    for name in _EXPLAINERS:
+        explain = getattr(rewrite, name, None)
+        if explain is not None:
+            setattr(rewrite, name, quiet(explain))
 
 
 _PYTEST_OWN = os.path.join(_PYTEST, "_pytest") + os.sep
@@ -416,6 +445,7 @@ def pytest_configure(config):
         worker = getattr(config, "workerinput", {}).get("workerid", "main")
         path = os.path.join(directory, "%s%s.jsonl" % (protocol.SPECTRUM_RUN_PREFIX, worker))
         config.pluginmanager.register(RunSpectrum(config, path), "pytest-mcp-spectrum")
+        _explain_quietly()
         return
     path = config.getoption(protocol.OPTION_SPECTRUM)
     if not path or hasattr(config, "workerinput"):
@@ -426,6 +456,7 @@ def pytest_configure(config):
         config.option.dist = "no"
         config.option.tx = []
     config.pluginmanager.register(Spectrum(config, path), "pytest-mcp-spectrum")
+    _explain_quietly()
 
 
 def pytest_unconfigure(config):

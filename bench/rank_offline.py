@@ -1,0 +1,125 @@
+"""Rank the planted bugs' failures again, offline: what the ranking reads, captured once per case (issue 41).
+
+    .venv/bin/python bench/rank_offline.py capture --python 3.12 [--cases humanize,toolz]
+    .venv/bin/python bench/rank_offline.py rank [--python 3.12]
+
+`capture` runs bench/causes.py's cases through the server as `causes.py` does (a fresh planted copy and
+a fresh server: *failures alone*; a clean run, then the edit, on one server: *after an edit*), with
+`pytest_mcp.domain.causes._read` wrapped so that each call's arguments (the run's reports, symptom
+groups, spectrum, the history before it and the code's digests) are pickled under
+bench/.cache/rank-offline/py<VERSION>/. `rank` reads them with the code of this tree, in this process,
+and prints each case's culprits with the planted function's place: a change to the ranking is tried on
+every case in seconds, with no run and no load in the figures. The pickles hold this machine's paths
+and are never committed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import causes
+import planted
+from harness import bench_env, connect
+from mcp import StdioServerParameters
+
+CACHE = Path(__file__).resolve().parent / ".cache" / "rank-offline"
+LAUNCHER = """
+import os, pickle, sys
+from pathlib import Path
+import pytest_mcp.domain.causes as causes
+original = causes._read
+def _read(*args, **kwargs):
+    out = Path(os.environ["RANK_OFFLINE_OUT"])
+    out.write_bytes(pickle.dumps((args, kwargs)))
+    return original(*args, **kwargs)
+causes._read = _read
+from pytest_mcp.cli import main
+sys.argv = ["pytest-mcp", *sys.argv[1:]]
+sys.exit(main())
+"""
+
+
+def params(root: Path, python: Path, out: Path) -> StdioServerParameters:
+    env = bench_env() | {"RANK_OFFLINE_OUT": str(out)}
+    argv = ["-c", LAUNCHER, "--root", str(root), "--python", str(python)]
+    return StdioServerParameters(command=sys.executable, args=argv, env=env)
+
+
+async def capture_case(case: planted.Case, project: causes.Project, work: Path, into: Path) -> None:
+    edited = causes.fresh_copy(case, project, work / "edited", bugs=False)
+    async with connect(params(edited, project.python, into / f"{case.key}-after_edit.pickle"), "rank-offline") as s:
+        await causes.execute(s)
+        for bug in case.plants:
+            planted.plant(edited, bug)
+        await causes.execute(s)
+    cold = causes.fresh_copy(case, project, work / "cold", bugs=True)
+    async with connect(params(cold, project.python, into / f"{case.key}-alone.pickle"), "rank-offline") as s:
+        await causes.execute(s)
+
+
+def capture(version: str | None, wanted: list[str]) -> None:
+    python = causes.interpreter(version)
+    into = CACHE / f"py{version or 'bench'}"
+    into.mkdir(parents=True, exist_ok=True)
+    for case in planted.CASES:
+        if case.key not in wanted:
+            continue
+        print(case.key, flush=True)
+        with tempfile.TemporaryDirectory(prefix="rank-offline-") as directory:
+            work = Path(directory)
+            project = causes.prepare(case, work, python)
+            anyio.run(capture_case, case, project, work, into)
+
+
+def place(culprits: Any, bug: planted.Plant) -> str:
+    for index, culprit in enumerate(culprits, 1):
+        if culprit.file.endswith(bug.file) and culprit.function.split(".")[-1] == bug.function.split(".")[-1]:
+            return str(index)
+    return "-"
+
+
+def rank(version: str | None, wanted: list[str]) -> None:
+    from pytest_mcp.domain.causes import _read
+
+    into = CACHE / f"py{version or 'bench'}"
+    firsts = {"alone": 0, "after_edit": 0}
+    for case in planted.CASES:
+        for mode in ("alone", "after_edit"):
+            path = into / f"{case.key}-{mode}.pickle"
+            if case.key not in wanted or not path.exists():
+                continue
+            args, kwargs = pickle.loads(path.read_bytes())  # noqa: S301 (written by `capture`, on this machine)
+            found, _ = _read(*args, **kwargs)
+            places = "/".join(place(found.culprits, bug) for bug in case.plants)
+            firsts[mode] += places == "1" and case.suite is not None
+            names = ", ".join(f"{c.function} {c.score}" + (" *" if c.changed else "") for c in found.culprits)
+            merged = sum(1 for group in found.groups if group.culprit is not None)
+            print(f"{case.key:15} {mode:10} place {places:6} groups {len(found.groups):3} (by cause {merged}) {names}")
+    print(f"planted first, real suites: {firsts}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("capture", "rank"))
+    parser.add_argument("--python", metavar="VERSION")
+    parser.add_argument("--cases", help="comma-separated")
+    args = parser.parse_args()
+    wanted = args.cases.split(",") if args.cases else [case.key for case in planted.CASES]
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    if args.action == "capture":
+        capture(args.python, wanted)
+    else:
+        rank(args.python, wanted)
+
+
+if __name__ == "__main__":
+    main()
