@@ -286,3 +286,23 @@ def test_a_collection_that_fits_is_listed_whole() -> None:
     assert len(structured["tests"]) == 120
     assert "omitted_tests" not in structured  # 0, its default
     assert "left out" not in presented.content[0].text  # type: ignore[union-attr]
+
+
+def test_an_answer_lists_the_ten_most_common_skip_reasons_and_says_how_many_it_left_out() -> None:
+    # tabulate skips 39 tests for 32 reasons, most of them each test's own: 4 KB of the answer.
+    skips = [
+        ReportedTest(node_id=f"t.py::test_{n}_{i}", outcome="skipped", phase="setup", message=f"Skipped: r{n}")
+        for n in range(32)
+        for i in range(2 if n < 7 else 1)
+    ]
+    result = grouped(RunResult(exit_code=0, summary=Summary(total=39, skipped=39), tests=tuple(skips)), listed=False)
+
+    answer = McpPresenter().present_run(result)
+    text = answer.content[0].text  # type: ignore[union-attr]
+
+    assert answer.structured_content is not None
+    assert [reason["reason"] for reason in answer.structured_content["reasons"]] == [f"r{n}" for n in range(10)]
+    assert answer.structured_content["omitted_reasons"] == 22
+    assert "\n17 skipped, by the 10 most common reasons:\n  2 r0\n" in text
+    assert "  ... 22 rarer reasons left out: detail='all' lists every report" in text
+    assert "  1 r10" not in text

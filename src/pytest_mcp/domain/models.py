@@ -557,6 +557,11 @@ class _RunAnswer(_Value):
         description="The smallest groups left out of `groups` to keep the response within its size budget; "
         "get_test_run with run_id reaches them.",
     )
+    omitted_reasons: int = Field(
+        0,
+        description="Skip and xfail reasons left out of `reasons`, the rarest, past the 10 most common; the "
+        "summary still counts their tests, and detail='all' lists every report.",
+    )
     coverage: CoverageReport | None = Field(None, description="With coverage=true: totals and the worst files.")
     stopped_processes: StoppedProcesses | None = Field(
         None,

@@ -117,9 +117,26 @@ def _render_reasons(result: RunResult) -> list[str]:
         reasons = [reason for reason in result.reasons if reason.outcome == outcome]
         if reasons:
             count = sum(reason.count for reason in reasons)
-            lines.append(f"{count} {outcome} ({len(reasons)} reason{'' if len(reasons) == 1 else 's'}):")
+            if result.omitted_reasons:  # the summary line counts them all
+                lines.append(f"{count} {outcome}, by the {len(result.reasons)} most common reasons:")
+            else:
+                lines.append(f"{count} {outcome} ({len(reasons)} reason{'' if len(reasons) == 1 else 's'}):")
             lines += [f"  {reason.count} {short_line(reason.reason or '(no reason given)')}" for reason in reasons]
+    if result.omitted_reasons:
+        lines.append(f"  ... {result.omitted_reasons} rarer reasons left out: detail='all' lists every report")
     return lines
+
+
+MAX_REASONS = 10
+"""Skip and xfail reasons an answer lists, the most common first: a suite that skips each test for a
+reason of its own (39 skips, 32 reasons in tabulate's) would otherwise spend 4 KB on them."""
+
+
+def _common_reasons(result: RunResult) -> RunResult:
+    if len(result.reasons) <= MAX_REASONS:
+        return result
+    left = result.omitted_reasons + len(result.reasons) - MAX_REASONS
+    return result.model_copy(update={"reasons": result.reasons[:MAX_REASONS], "omitted_reasons": left})
 
 
 def render_run(result: RunResult) -> str:
@@ -405,7 +422,7 @@ class McpPresenter(ResultPresenter[CallToolResult]):
         return self._budget // smallest + 1
 
     def present_run(self, result: RunResult) -> CallToolResult:
-        result = self._within_budget(result)
+        result = self._within_budget(_common_reasons(result))
         return CallToolResult(
             content=[TextContent(type="text", text=render_run(result))],
             structured_content=result.wire(),
