@@ -3,6 +3,7 @@ and how it ends when pytest crashes, leaves processes behind, or cannot be start
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -190,3 +191,41 @@ async def test_an_interpreter_the_sandbox_cannot_reach_is_pytest_unavailable_wit
     assert report.termination.kind == "pytest_unavailable"
     assert report.termination.detail is not None
     assert "the sandbox could not start it: bwrap: execvp" in report.termination.detail
+
+
+_SEEN = (
+    "import json, os, sys\n\n"
+    "def test_writes_what_the_interpreter_sees():\n"
+    "    seen = {\n"
+    "        'flags': repr(sys.flags),\n"
+    "        # The run's private directory (the last entry) is a new one for each run.\n"
+    "        'path': [p for p in sys.path if 'pytest-mcp-' not in os.path.basename(p)],\n"
+    "        'executable': sys.executable, 'prefix': sys.prefix, 'base_prefix': sys.base_prefix,\n"
+    "        'pycache_prefix': sys.pycache_prefix, 'dont_write_bytecode': sys.dont_write_bytecode,\n"
+    "        'python_variables': {k: v for k, v in os.environ.items() if k.startswith('PYTHON')},\n"
+    "        'cwd': os.getcwd(),\n"
+    "    }\n"
+    "    with open('seen.json', 'w') as out:\n"
+    "        json.dump(seen, out, sort_keys=True)\n"
+)
+
+
+async def test_a_sandboxed_run_sees_the_interpreter_as_an_unsandboxed_run_does(
+    tmp_path: Path, main_python: Path, sandbox: BubblewrapSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whatever makes Python or pytest do more work (bytecode written or not, a cache prefix, the hash
+    # seed, another sys.path) must be the same inside: issue 42's speed goal was checked against this
+    # (bench/results/sandbox.md). PYTHON_KEYRING_BACKEND holds KEY and still passes: PYTHON* always does.
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    root = write(tmp_path / "project", {"test_seen.py": _SEEN})
+    seen = {}
+    for name, box in (("outside", None), ("inside", sandbox)):
+        report = await run(SubprocessPytestRunner(TargetInterpreter.given(main_python), root=root, sandbox=box), SPEC)
+        assert report.summary is not None, report.stderr
+        assert report.summary.passed == 1, (report.stdout, report.stderr)
+        seen[name] = json.loads((root / "seen.json").read_text())
+
+    assert seen["inside"] == seen["outside"]
+    assert seen["inside"]["python_variables"]["PYTHON_KEYRING_BACKEND"] == "keyring.backends.null.Keyring"
+    assert "hash_randomization=0" in seen["inside"]["flags"]
