@@ -6,6 +6,7 @@ through the production container and the real subprocess runner.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import textwrap
@@ -27,6 +28,26 @@ ALL_PASS_CEILING = 600
 FAILURE_CEILING = 8 * 1024
 # What a failing answer adds around its failure entries: the command, the output tail, the counts.
 ANSWER_OVERHEAD = 1024
+
+# Some tests read the same answer (the same suite with the same arguments) for different pins: each
+# such suite of thousands of tests is run once per module, not once per test. Each test gets its own
+# copy of the structured content.
+_SHARED: dict[str, tuple[Path, tuple[int, dict[str, Any], str]]] = {}
+
+
+@pytest.fixture(scope="module")
+def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("shared-answers")
+
+
+async def shared_answer(directory: Path, files: dict[str, str]) -> tuple[Path, tuple[int, dict[str, Any], str]]:
+    """(the suite's root, its answer to execute_tests with no arguments), run once for the module."""
+    key = json.dumps(files, sort_keys=True)
+    if key not in _SHARED:
+        root = write(directory / f"suite-{len(_SHARED)}", files)
+        _SHARED[key] = (root, await answer(root, {}))
+    root, (size, structured, text) = _SHARED[key]
+    return root, (size, copy.deepcopy(structured), text)
 
 
 def passing_suite(count: int) -> dict[str, str]:
@@ -137,9 +158,9 @@ def test_helper_two_frames_down():
 """
 
 
-async def test_three_typical_failures_in_2000_tests_answer_within_3_kb(tmp_path: Path) -> None:
+async def test_three_typical_failures_in_2000_tests_answer_within_3_kb(shared_dir: Path) -> None:
     # The benchmark's failure mix: an integer assertion, a string diff, an exception two frames down.
-    size, structured, text = await answer(write(tmp_path / "three", {"test_shop.py": THREE_FAILURES}), {})
+    _, (size, structured, text) = await shared_answer(shared_dir, {"test_shop.py": THREE_FAILURES})
 
     assert (structured["summary"]["passed"], structured["summary"]["failed"]) == (1997, 3)
     # 3,016 bytes on 760cd42, before groups; 3.7-4.5 KB with them on d620d79 (issue 38). A group of
@@ -150,8 +171,8 @@ async def test_three_typical_failures_in_2000_tests_answer_within_3_kb(tmp_path:
     assert "def parse_price(text):" not in text
 
 
-async def test_a_group_of_one_costs_at_most_100_bytes_more_than_its_bare_report(tmp_path: Path) -> None:
-    _, structured, _ = await answer(write(tmp_path / "three", {"test_shop.py": THREE_FAILURES}), {})
+async def test_a_group_of_one_costs_at_most_100_bytes_more_than_its_bare_report(shared_dir: Path) -> None:
+    _, (_, structured, _) = await shared_answer(shared_dir, {"test_shop.py": THREE_FAILURES})
 
     for group in structured["groups"]:
         assert group["count"] == 1
@@ -245,8 +266,8 @@ async def test_a_large_collection_reads_as_tests_per_file_first_and_says_how_to_
 # On 760cd42 (before groups) the first three and the skips case answered 31-32 KB, at the cap.
 
 
-async def one_case(tmp_path: Path, name: str) -> tuple[int, dict[str, Any], str]:
-    return await answer(write(tmp_path / "suite", CASES[name].files), {})
+async def one_case(shared_dir: Path, name: str) -> tuple[int, dict[str, Any], str]:
+    return (await shared_answer(shared_dir, CASES[name].files))[1]
 
 
 @pytest.mark.parametrize(
@@ -257,9 +278,9 @@ async def one_case(tmp_path: Path, name: str) -> tuple[int, dict[str, Any], str]
         "300 failures from 3 different causes",
     ],
 )
-async def test_failures_of_a_few_causes_answer_one_group_per_cause_within_the_goal(tmp_path: Path, name: str) -> None:
+async def test_failures_of_a_few_causes_answer_one_group_per_cause_within_the_goal(shared_dir: Path, name: str) -> None:
     case = CASES[name]
-    size, structured, text = await one_case(tmp_path, name)
+    size, structured, text = await one_case(shared_dir, name)
 
     assert case.goal_bytes is not None
     assert size <= case.goal_bytes, size
@@ -272,9 +293,9 @@ async def test_failures_of_a_few_causes_answer_one_group_per_cause_within_the_go
 
 
 async def test_a_helper_failing_500_tests_is_one_group_at_the_helpers_line_with_its_members_as_one_range(
-    tmp_path: Path,
+    shared_dir: Path,
 ) -> None:
-    _, structured, _ = await one_case(tmp_path, "500 failures, one cause (a helper raising ValueError), 10,000 tests")
+    _, structured, _ = await one_case(shared_dir, "500 failures, one cause (a helper raising ValueError), 10,000 tests")
 
     (group,) = structured["groups"]
     assert (group["count"], group["exception"], group["crash"]) == (500, "ValueError", "test_values.py:5")
@@ -284,8 +305,8 @@ async def test_a_helper_failing_500_tests_is_one_group_at_the_helpers_line_with_
     assert group["representative"]["node_id"] == "test_values.py::test_value[0]"
 
 
-async def test_forty_different_assertions_are_forty_groups_all_visible_none_merged(tmp_path: Path) -> None:
-    size, structured, _ = await one_case(tmp_path, "40 failures, each a different assertion")
+async def test_forty_different_assertions_are_forty_groups_all_visible_none_merged(shared_dir: Path) -> None:
+    size, structured, _ = await one_case(shared_dir, "40 failures, each a different assertion")
 
     groups = structured["groups"]
     assert size <= 32_000
@@ -297,9 +318,11 @@ async def test_forty_different_assertions_are_forty_groups_all_visible_none_merg
 
 
 async def test_a_passing_run_with_skips_and_xfails_gives_their_reasons_and_counts_not_each_test(
-    tmp_path: Path,
+    shared_dir: Path,
 ) -> None:
-    size, structured, text = await one_case(tmp_path, "all pass, 354 skips with 3 reasons, 17 xfails")
+    root, (size, structured, text) = await shared_answer(
+        shared_dir, CASES["all pass, 354 skips with 3 reasons, 17 xfails"].files
+    )
 
     assert size <= 1_500, size
     assert (structured["exit_code"], structured["tests"], structured["groups"]) == (0, [], [])
@@ -312,13 +335,13 @@ async def test_a_passing_run_with_skips_and_xfails_gives_their_reasons_and_count
     assert "354 skipped (3 reasons):" in text
     assert "17 xfailed (1 reason):" in text
     # detail='all' still lists every test.
-    _, everything, _ = await answer(tmp_path / "suite", {"detail": "all"})
+    _, everything, _ = await answer(root, {"detail": "all"})
     assert len(everything["tests"]) + everything["omitted_tests"] == 4972 + 354 + 17
 
 
-async def test_a_clean_10000_test_run_costs_only_the_two_empty_lists_more_than_before(tmp_path: Path) -> None:
+async def test_a_clean_10000_test_run_costs_only_the_two_empty_lists_more_than_before(shared_dir: Path) -> None:
     # Not a regression test: an invariant. 760cd42 answered 301 bytes; `"groups":[],"reasons":[]` adds 24.
-    size, structured, _ = await one_case(tmp_path, "10,000 passing, no skips")
+    size, structured, _ = await one_case(shared_dir, "10,000 passing, no skips")
 
     assert structured["summary"]["passed"] == 10_000
     assert (structured["groups"], structured["reasons"]) == ([], [])
