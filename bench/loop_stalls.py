@@ -9,7 +9,8 @@ loop thread's stack every 2 ms. OUT.json gets every callback that took more than
 duration, what it was, and the stacks most often sampled during it) and every sampled stack,
 innermost frame first, then the calling frames of our code and the standard library, with how
 often each was seen: what runs on the loop, and for how long. `loop_latency.py --stalls` uses it.
-Samples need the GIL: a callback that holds it is seen every switch interval (5 ms) at worst.
+A garbage collection holds the GIL, so no sample is taken during one: `gc_ms` gives the longest
+collections of each generation, `gc_count` how many ran. Samples need the GIL: a callback that holds it is seen every switch interval (5 ms) at worst.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio.events
 import atexit
 import collections
+import gc
 import json
 import sys
 import threading
@@ -52,6 +54,19 @@ def main() -> None:
 
     asyncio.events.Handle._run = timed  # type: ignore[method-assign]
 
+    collections_ms: list[tuple[float, int, int]] = []  # (ms, generation, objects collected)
+    gc_started = [0.0]
+
+    def collecting(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            collections_ms.append(
+                (round((time.perf_counter() - gc_started[0]) * 1000, 2), info["generation"], info["collected"])
+            )
+
+    gc.callbacks.append(collecting)
+
     def sample() -> None:
         while True:
             time.sleep(SAMPLE_EVERY)
@@ -76,6 +91,11 @@ def main() -> None:
             "slow_callbacks_ms": sorted(slow, reverse=True),
             "sample_every_ms": SAMPLE_EVERY * 1000,
             "stacks": stacks.most_common(60),
+            "gc_ms": {
+                str(generation): sorted((ms for ms, g, _ in collections_ms if g == generation), reverse=True)[:20]
+                for generation in (0, 1, 2)
+            },
+            "gc_count": collections.Counter(str(g) for _, g, _ in collections_ms),
         }
         with open(out, "w") as handle:
             json.dump(data, handle, indent=1)
