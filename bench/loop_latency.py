@@ -239,6 +239,9 @@ def one_round(pythonpath: Path | None, root: Path, port: int, stalls: Path | Non
     samples = json.loads(out)
     idle = [seconds for sent, seconds in samples if idle_from <= sent <= idle_to]
     loaded = [seconds for sent, seconds in samples if started <= sent <= ended]
+    if stalls is not None:  # the windows, to set the collections loop_stalls.py timed beside them
+        window = {"idle": [idle_from, idle_to], "runs": [started, ended]}
+        stalls.with_suffix(".windows.json").write_text(json.dumps(window))
     return {
         "idle": idle,
         "loaded": loaded,

@@ -9,6 +9,10 @@ loop thread's stack every 2 ms. OUT.json gets every callback that took more than
 duration, what it was, and the stacks most often sampled during it) and every sampled stack,
 innermost frame first, then the calling frames of our code and the standard library, with how
 often each was seen: what runs on the loop, and for how long. `loop_latency.py --stalls` uses it.
+A garbage collection holds the GIL, so no sample is taken during one: `gc_ms` gives the longest
+collections of each generation (wall), `gc_cpu_ms` the same by the collecting thread's CPU (what load does
+not stretch), `gc_count` how many ran, `gc_over_slow` each collection over 20 ms (wall):
+when it ended (time.time(), to set beside the windows `loop_latency.py --stalls` writes), wall ms, CPU ms, generation.
 Samples need the GIL: a callback that holds it is seen every switch interval (5 ms) at worst.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio.events
 import atexit
 import collections
+import gc
 import json
 import sys
 import threading
@@ -52,6 +57,24 @@ def main() -> None:
 
     asyncio.events.Handle._run = timed  # type: ignore[method-assign]
 
+    collections_ms: list[tuple[float, int, int]] = []  # (ms, generation, objects collected)
+    long_collections: list[tuple[float, float, float, int]] = []  # (time.time() at the end, ms, CPU ms, generation)
+    gc_started = [0.0, 0.0]  # perf_counter, thread_time
+    gc_cpu_ms: list[tuple[float, int]] = []  # (CPU ms of the collecting thread, generation)
+
+    def collecting(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_started[:] = [time.perf_counter(), time.thread_time()]
+        else:
+            cpu = round((time.thread_time() - gc_started[1]) * 1000, 2)
+            gc_cpu_ms.append((cpu, info["generation"]))
+            took = time.perf_counter() - gc_started[0]
+            collections_ms.append((round(took * 1000, 2), info["generation"], info["collected"]))
+            if took > SLOW:
+                long_collections.append((round(time.time(), 2), round(took * 1000, 1), cpu, info["generation"]))
+
+    gc.callbacks.append(collecting)
+
     def sample() -> None:
         while True:
             time.sleep(SAMPLE_EVERY)
@@ -76,6 +99,16 @@ def main() -> None:
             "slow_callbacks_ms": sorted(slow, reverse=True),
             "sample_every_ms": SAMPLE_EVERY * 1000,
             "stacks": stacks.most_common(60),
+            "gc_ms": {
+                str(generation): sorted((ms for ms, g, _ in collections_ms if g == generation), reverse=True)[:20]
+                for generation in (0, 1, 2)
+            },
+            "gc_count": collections.Counter(str(g) for _, g, _ in collections_ms),
+            "gc_cpu_ms": {
+                str(generation): sorted((ms for ms, g in gc_cpu_ms if g == generation), reverse=True)[:20]
+                for generation in (0, 1, 2)
+            },
+            "gc_over_slow": long_collections,
         }
         with open(out, "w") as handle:
             json.dump(data, handle, indent=1)

@@ -189,8 +189,23 @@ def _serve(container: Container) -> int:
     from pytest_mcp.ports.run_store import RunStoreUnavailable
 
     container.init_resources()
+    transport, tool_server, heap = container.transport(), container.tool_server(), container.heap()
+    slots = container.run_slots()
+
+    def idle_seconds() -> float:  # no call in flight, and no run either (a detached one holds a slot)
+        return min(tool_server.idle_seconds(), slots.idle_seconds())
+
+    async def serve() -> int:
+        # Collections walk only what is new; the whole heap only when no run waits (ADR 0022).
+        async with anyio.create_task_group() as group:
+            group.start_soon(heap.keep, idle_seconds)
+            code: int = await transport.serve(tool_server)
+            group.cancel_scope.cancel()
+        return code
+
+    heap.start()  # after the server is built: its start-up objects are frozen with the imports
     try:
-        code: int = anyio.run(container.transport().serve, container.tool_server())
+        served = anyio.run(serve)
     except (RunStoreUnavailable, BaseExceptionGroup) as exc:  # the store is attached before serving
         unavailable = exc.split(RunStoreUnavailable)[0] if isinstance(exc, BaseExceptionGroup) else exc
         while isinstance(unavailable, BaseExceptionGroup):
@@ -200,8 +215,9 @@ def _serve(container: Container) -> int:
         print(f"pytest-mcp: not starting: {unavailable}", file=sys.stderr)
         return 1
     finally:
+        heap.stop()
         container.shutdown_resources()
-    return code
+    return served
 
 
 def _call(container: Container, tool: str, arguments: dict[str, Any]) -> int:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_mcp.adapters.fake.environment import FakeEnvironmentProbe
     from pytest_mcp.adapters.fake.recording import DomainResults, Result, RunRecorder
     from pytest_mcp.adapters.fake.runner import FakeTestRunner
+    from pytest_mcp.adapters.frozen_heap import FrozenHeap
     from pytest_mcp.adapters.mcp.environment_presenter import McpEnvironmentPresenter
     from pytest_mcp.adapters.mcp.http_limits import HttpLimits
     from pytest_mcp.adapters.mcp.http_transport import HttpOptions, HttpTransport
@@ -103,6 +104,12 @@ def _worker() -> ThreadWorker:
     from pytest_mcp.adapters.worker_threads import ThreadWorker
 
     return ThreadWorker()
+
+
+def _frozen_heap() -> FrozenHeap:
+    from pytest_mcp.adapters.frozen_heap import FrozenHeap
+
+    return FrozenHeap()
 
 
 def _inline_worker() -> Worker:
@@ -411,6 +418,9 @@ class Container(containers.DeclarativeContainer):
         auth_token=providers.Callable(_revealed, config.auth_token),
         limits=http_limits,
     )
+    # The serving process's collection policy (ADR 0022): full collections walk only what is new.
+    # Only `_serve` starts it; an in-process user's heap is theirs.
+    heap = providers.Singleton(_frozen_heap)
     transport = providers.Selector(
         config.transport,
         stdio=providers.Factory(StdioTransport),

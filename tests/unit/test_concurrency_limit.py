@@ -98,3 +98,17 @@ async def test_a_probe_with_no_free_slot_within_its_deadline_is_busy() -> None:
     assert report.busy == "1 run is already in progress, the configured maximum"
     assert report.interpreter is None
     assert inner.most == 0, "nothing was started"
+
+
+async def test_the_slots_are_idle_only_while_no_run_holds_one() -> None:
+    slots = RunSlots(2)
+    assert slots.idle_seconds() > 0
+
+    await slots.acquire(1)
+    await slots.acquire(1)
+    slots.release()
+    assert slots.idle_seconds() == 0, "one run still holds a slot"
+
+    slots.release()
+    since = slots.idle_seconds()
+    assert slots.idle_seconds() >= since >= 0

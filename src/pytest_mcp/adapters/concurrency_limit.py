@@ -28,6 +28,8 @@ class RunSlots:
             raise ValueError(f"the concurrency limit must be at least 1, not {limit}")
         self.limit = limit
         self._slots: anyio.Semaphore | None = None  # created inside the event loop, on first use
+        self._taken = 0
+        self._since = time.monotonic()  # when the last slot was given back (or these slots made)
 
     async def acquire(self, timeout: float) -> float | None:
         """Take a slot: the seconds left of `timeout` (all of it when a slot was free), or None."""
@@ -35,18 +37,26 @@ class RunSlots:
             self._slots = anyio.Semaphore(self.limit)
         try:
             self._slots.acquire_nowait()
+            self._taken += 1
             return timeout
         except anyio.WouldBlock:
             pass
         started = time.monotonic()
         with anyio.move_on_after(timeout):
             await self._slots.acquire()
+            self._taken += 1
             return max(timeout - (time.monotonic() - started), 0.001)
         return None
 
     def release(self) -> None:
         assert self._slots is not None
         self._slots.release()
+        self._taken -= 1
+        self._since = time.monotonic()
+
+    def idle_seconds(self) -> float:
+        """How long no run has held a slot: 0 while one does (the server's heap thaws when idle, ADR 0022)."""
+        return 0.0 if self._taken else time.monotonic() - self._since
 
     def busy(self) -> str:
         noun = "run is" if self.limit == 1 else "runs are"

@@ -75,6 +75,7 @@ class McpToolServer:
         self._runs = runs
         self._in_flight: set[anyio.CancelScope] = set()
         self._all_stopped = anyio.Event()  # set when the last call in flight ends
+        self._last_ended = time.monotonic()  # when the last call in flight ended (or this server was made)
         self._tools = {tool.name: tool for tool in tools}
         self._viewed = frozenset(tool.name for tool in tools if tool.viewed)
         schemas = shipped_schemas()
@@ -123,10 +124,15 @@ class McpToolServer:
                 )
         finally:
             self._in_flight.discard(scope)
+            self._last_ended = time.monotonic()
             if not self._in_flight:
                 self._all_stopped.set()
         why = client.why if client is not None and client.left else "the server is stopping"
         return self._errors.answer(ToolError.stopped(why))
+
+    def idle_seconds(self) -> float:
+        """How long no tool call has been in flight: 0 while one is (the heap thaws when idle, ADR 0022)."""
+        return 0.0 if self._in_flight else time.monotonic() - self._last_ended
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
