@@ -13,7 +13,19 @@ from pytest_mcp.domain.groups import (
     skip_reasons,
     symptom_groups,
 )
-from pytest_mcp.domain.models import Outcome, Phase, ReportedTest
+from pytest_mcp.domain.models import Culprit, Outcome, Phase, ReportedTest
+
+CULPRIT = Culprit(
+    file="pkg/a.py",
+    function="f",
+    lines="1-2",
+    score=1.0,
+    failing=2,
+    failing_total=2,
+    passing=0,
+    passing_total=0,
+    changed=True,
+)
 
 
 def report(
@@ -188,3 +200,22 @@ def test_skips_and_xfails_are_counted_by_their_exact_reason_largest_first() -> N
         ("skipped", "needs python 3.12", 1),
     ]
     assert failure_groups(reports) == ()
+
+
+def test_a_causes_other_symptoms_give_their_messages_head_its_representative_the_whole() -> None:
+    # more-itertools' cause had ten symptoms whose diffs of lists ran to 120 characters each: 2.4 KB.
+    long = "AssertionError: Lists differ: [" + ", ".join(["'A'"] * 30) + "] != []"
+    reports = [
+        report("tests/test_a.py::test_long", long, crash="tests/test_a.py:5"),
+        report("tests/test_a.py::test_short", "assert 1 == 2", crash="tests/test_a.py:9"),
+    ]
+    causes = {signature_of(test).id: CULPRIT for test in reports}
+
+    (group,) = failure_groups(reports, causes, merge=set(causes))
+
+    heads = {symptom.crash: symptom.message for symptom in group.symptoms}
+    assert heads["tests/test_a.py:9"] == "assert <n> == <n>"
+    assert len(heads["tests/test_a.py:5"]) == 64
+    assert heads["tests/test_a.py:5"].startswith("AssertionError: Lists differ: [<str>, <str>,")
+    assert heads["tests/test_a.py:5"].endswith("…")
+    assert group.representative.message == long  # the representative's is whole

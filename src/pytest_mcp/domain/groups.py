@@ -240,7 +240,16 @@ def _symptoms(parts: list[tuple[str, Signature, list[ReportedTest]]]) -> tuple[S
             )
         else:
             found[key] = known.model_copy(update={"count": known.count + len(members), "sites": known.sites + 1})
-    return tuple(sorted(found.values(), key=lambda symptom: -symptom.count)[:MAX_SYMPTOMS])
+    ranked = sorted(found.values(), key=lambda symptom: -symptom.count)[:MAX_SYMPTOMS]
+    return tuple(symptom.model_copy(update={"message": _head(symptom.message)}) for symptom in ranked)
+
+
+SYMPTOM_HEAD = 64
+"""A symptom's message is its head: its group's representative shows one in full."""
+
+
+def _head(message: str) -> str:
+    return message if len(message) <= SYMPTOM_HEAD else message[: SYMPTOM_HEAD - 1] + "…"
 
 
 def cause_title(culprit: Culprit, count: int, sites: int) -> str:
