@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,6 +21,8 @@ from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
+    from pytest_mcp.adapters.frozen_heap import FrozenHeap
+    from pytest_mcp.adapters.mcp.tool_server import McpToolServer
     from pytest_mcp.container import Container
 
 
@@ -190,22 +192,15 @@ def _serve(container: Container) -> int:
 
     container.init_resources()
     transport, tool_server, heap = container.transport(), container.tool_server(), container.heap()
-    slots = container.run_slots()
 
     def idle_seconds() -> float:  # no call in flight, and no run either (a detached one holds a slot)
-        return min(tool_server.idle_seconds(), slots.idle_seconds())
-
-    async def serve() -> int:
-        # Collections walk only what is new; the whole heap only when no run waits (ADR 0022).
-        async with anyio.create_task_group() as group:
-            group.start_soon(heap.keep, idle_seconds)
-            code: int = await transport.serve(tool_server)
-            group.cancel_scope.cancel()
-        return code
+        if not tool_server.called:  # nor can a run have started: the run slots are built by a first call
+            return tool_server.idle_seconds()
+        return min(tool_server.idle_seconds(), container.run_slots().idle_seconds())
 
     heap.start()  # after the server is built: its start-up objects are frozen with the imports
     try:
-        served = anyio.run(serve)
+        served: int = anyio.run(_serving, transport.serve, tool_server, heap, idle_seconds)
     except (RunStoreUnavailable, BaseExceptionGroup) as exc:  # the store is attached before serving
         unavailable = exc.split(RunStoreUnavailable)[0] if isinstance(exc, BaseExceptionGroup) else exc
         while isinstance(unavailable, BaseExceptionGroup):
@@ -218,6 +213,21 @@ def _serve(container: Container) -> int:
         heap.stop()
         container.shutdown_resources()
     return served
+
+
+async def _serving(
+    serve: Callable[[McpToolServer], Awaitable[int]],
+    tool_server: McpToolServer,
+    heap: FrozenHeap,
+    idle_seconds: Callable[[], float],
+) -> int:
+    """The transport serving, and beside it the heap's keeper: collections walk only what is new, the
+    whole heap only when no call or run waits (ADR 0022)."""
+    async with anyio.create_task_group() as group:
+        group.start_soon(heap.keep, idle_seconds)
+        code = await serve(tool_server)
+        group.cancel_scope.cancel()
+    return code
 
 
 def _call(container: Container, tool: str, arguments: dict[str, Any]) -> int:

@@ -55,7 +55,7 @@ SERVE_UNTIL_READY = textwrap.dedent(
             yield model
             yield from models(model)
 
-    def ready(serve, server):
+    def ready(serving, serve, *args):
         built = sorted(
             f"{model.__module__}.{model.__qualname__}"
             for model in models(BaseModel)

@@ -76,6 +76,7 @@ class McpToolServer:
         self._in_flight: set[anyio.CancelScope] = set()
         self._all_stopped = anyio.Event()  # set when the last call in flight ends
         self._last_ended = time.monotonic()  # when the last call in flight ended (or this server was made)
+        self.called = False  # whether any tool call came: until one does, no run can have started
         self._tools = {tool.name: tool for tool in tools}
         self._viewed = frozenset(tool.name for tool in tools if tool.viewed)
         schemas = shipped_schemas()
@@ -117,6 +118,7 @@ class McpToolServer:
         if client is not None:
             client.on_leave(scope.cancel)
         self._in_flight.add(scope)
+        self.called = True
         try:
             with scope:
                 return await self.call(
