@@ -36,6 +36,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import baseline
+from harness import free_port, healthy, server_env, stopped
 from sessions import SESSIONS, client, concurrently, open_session
 
 BENCH = Path(__file__).resolve().parent
@@ -119,15 +120,8 @@ def serve(arguments: list[str]) -> None:
 
 class Launched:
     def __init__(self, pythonpath: Path | None, root: Path) -> None:
-        import socket
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        if pythonpath is not None:
-            env["PYTHONPATH"] = str(pythonpath)
+        self.port = free_port()
+        env = server_env(pythonpath)
         argv = [sys.executable, __file__, "--serve", "--", "--python", sys.executable, "--root", str(root)]
         argv += ["--transport", "http", "--port", str(self.port), "--log-level", "warning"]
         # One client opens them all: its share must be every session (the default is half).
@@ -145,25 +139,10 @@ class Launched:
         return json.loads(self.process.stdout.readline())  # type: ignore[no-any-return]
 
     async def started(self) -> None:
-        import httpx2
-
-        async with httpx2.AsyncClient() as http:
-            for _ in range(600):
-                try:
-                    if (await http.get(self.url.replace("/mcp", "/healthz"))).status_code == 200:
-                        return
-                except httpx2.TransportError:
-                    pass
-                await anyio.sleep(0.05)
-        raise SystemExit("the server did not come up")
+        await healthy(self.url, 600)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stopped(self.process)
 
 
 async def measure(pythonpath: Path | None, root: Path, with_streams: bool) -> dict[str, Any]:

@@ -171,3 +171,46 @@ def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> fl
 
 def size_text(size: int | None) -> str:
     return "n/a" if size is None else f"{size:,} (≈ {size // 4:,})"
+
+
+async def healthy(url: str, tries: int = 600) -> None:
+    """Wait until the HTTP server at `url` (its /mcp endpoint) answers /healthz 200, 0.05 s apart."""
+    import httpx2
+
+    async with httpx2.AsyncClient() as http:
+        for _ in range(tries):
+            try:
+                if (await http.get(url.replace("/mcp", "/healthz"))).status_code == 200:
+                    return
+            except httpx2.TransportError:
+                pass
+            await anyio.sleep(0.05)
+    raise SystemExit("the server did not come up")
+
+
+def stopped(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL after 30 s."""
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (another process may take it before the server does)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def server_env(pythonpath: Path | None) -> dict[str, str]:
+    """This environment without pytest's variables, plugin autoload off, and `pythonpath` first if given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    return env

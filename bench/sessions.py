@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import baseline
+from harness import free_port, healthy, server_env, stopped
 
 REPO = Path(__file__).resolve().parent.parent
 VERSION = "2025-11-25"
@@ -53,13 +53,8 @@ BATCH = 50
 
 class Server:
     def __init__(self, pythonpath: Path | None, root: Path, *args: str) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        if pythonpath is not None:
-            env["PYTHONPATH"] = str(pythonpath)
+        self.port = free_port()
+        env = server_env(pythonpath)
         argv = [sys.executable, *baseline.server_args(), "--python", sys.executable, "--root", str(root)]
         argv += ["--transport", "http", "--port", str(self.port), "--log-level", "warning", *args]
         self.process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -74,23 +69,10 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     async def started(self) -> None:
-        async with httpx2.AsyncClient() as http:
-            for _ in range(400):
-                try:
-                    if (await http.get(self.url.replace("/mcp", "/healthz"))).status_code == 200:
-                        return
-                except httpx2.TransportError:
-                    pass
-                await anyio.sleep(0.05)
-        raise SystemExit("the server did not come up")
+        await healthy(self.url, 400)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stopped(self.process)
 
 
 def client(local_address: str = "127.0.0.1") -> httpx2.AsyncClient:
