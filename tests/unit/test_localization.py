@@ -69,11 +69,12 @@ def test_a_wrong_value_used_everywhere_is_the_top_culprit_of_every_symptom_and_m
     for verdict in verdicts.values():
         top = localization.culprit(verdict.ranked[0])
         assert (top.file, top.function, top.lines) == ("shop/price.py", "gross_price", "1-2")
-        assert (top.failing, top.failing_total, top.passing, top.passing_total) == (20, 20, 0, 40)
+        # Its evidence over all the run's 40 failing tests, the same for every symptom it explains.
+        assert (top.failing, top.failing_total, top.passing, top.passing_total) == (40, 40, 0, 40)
         assert top.score == 1.0
         assert verdict.merges
     culprit = localization.culprit(verdicts["glabel"].ranked[0])
-    assert culprit.evidence() == "run by all 20 failing tests and 0 % of the 40 passing ones"
+    assert culprit.evidence() == "run by all 40 failing tests and 0 % of the 40 passing ones"
 
 
 def test_test_code_and_conftest_files_are_never_blamed_though_every_failing_test_ran_them() -> None:
@@ -506,7 +507,7 @@ def test_the_run_wide_score_names_the_root_though_each_symptoms_helper_scores_hi
     assert [spectrum.functions[v.ranked[0].function].file for v in verdicts.values()] == ["lib/core.py"] * 3
     assert all(v.merges for v in verdicts.values())
     assert localization.culprit(verdicts["g0"].ranked[0]).evidence() == (
-        "run by all 10 failing tests and 87 % of the 46 passing ones"
+        "run by all 30 failing tests and 87 % of the 46 passing ones"
     )
 
 

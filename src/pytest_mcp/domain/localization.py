@@ -340,9 +340,7 @@ class Localization:
             for r in local
         )
         merges = 2 * explained[order] > len(traces) and not rival
-        ran = sum(1 for trace in traces if cause.function in trace.functions)
-        head = replace(cause, failing=ran, failing_total=len(traces))
-        ranked = (head, *(r for r in local if r.function != cause.function))
+        ranked = (cause, *(r for r in local if r.function != cause.function))
         return Verdict(ranked, True, len(traces), (), merges=merges, order=order, cause=cause)
 
     def _ranked(self, failing: Sequence[Trace], evidence: _Evidence) -> tuple[Ranked, ...]:
