@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
-from pytest_mcp.adapters.pytest_subprocess.spectrum import read_spectrum
+from pytest_mcp.adapters.pytest_subprocess.spectrum import read_run_spectrum, read_spectrum
 from tests.compat.conftest import COMBOS, compat_target
 
 PLUGIN = Path(protocol.__file__).parent
@@ -150,3 +150,82 @@ def _check(python: str, tmp_path: Path) -> None:
     assert "double" in traces["test_money.py::test_in_a_thread"], "a thread the test starts is recorded"
     # pytest calls the test function itself: test code, never blamed, not even recorded.
     assert "test_add" not in traces["test_money.py::test_add"]
+
+
+CONFTEST = """
+import pytest
+
+from money import Money
+
+
+@pytest.fixture
+def two():
+    return Money(2)
+"""
+
+RUN_TESTS = """
+from money import Money, add, double
+
+
+def test_add(two):
+    assert add(two, Money(1)) == Money(3)
+
+
+def test_double(two):
+    assert double(two) == Money(4)
+
+
+def test_double_again():
+    assert double(double(Money(1))) == Money(4)
+"""
+
+
+@pytest.mark.slow
+def test_the_runs_own_recorder_arms_each_function_again_for_every_test_and_skips_what_pytest_calls(
+    tmp_path: Path,
+) -> None:
+    """The run's own recording (3.12+, `--pytest-mcp-spectrum-run`): a function the last test ran is
+    recorded again in the next (its event was turned off once seen); what pytest itself calls (the
+    test function, a fixture, a failure's repr) is not recorded, so the passing tests' counts grow
+    with the project's functions, not with the number of tests."""
+    python = _monitoring_python()
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "money.py").write_text(MONEY, encoding="utf-8")
+    (root / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    (root / "test_money.py").write_text(RUN_TESTS, encoding="utf-8")
+    recorded = root / "spectrum"
+    recorded.mkdir()
+    completed = subprocess.run(
+        [
+            python,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            protocol.SPECTRUM_PLUGIN,
+            f"{protocol.OPTION_SPECTRUM_RUN}={recorded}",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+        ],
+        cwd=root,
+        env={"PYTHONPATH": str(PLUGIN), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    spectrum = read_run_spectrum(recorded, 1 << 20).spectrum
+    assert spectrum is not None
+    assert spectrum.recorder == "sys.monitoring"
+    names = [function.name for function in spectrum.functions]
+    (failing,) = spectrum.tests
+    assert failing.node_id == "test_money.py::test_add"
+    assert {names[i] for i in failing.functions} == {"add", "Money.__init__", "Money.__eq__"}
+    passing = {function.name: function.passing for function in spectrum.functions if function.passing}
+    assert spectrum.passing_total == 2
+    # Each passing test ran double and Money.__init__ (the second test twice over): one count a test.
+    assert passing == {"double": 2, "Money.__init__": 2, "Money.__eq__": 2}
+    assert not {"two", "test_add", "test_double", "test_double_again", "Money.__repr__"} & set(names)

@@ -191,13 +191,16 @@ class _MonitoringRecorder:
 class _LocalMonitoringRecorder(_MonitoringRecorder):
     """A run's own recording (3.12+): PY_START armed as local events on the project's own code objects
     only, so that pytest's functions never fire; modules imported later are armed as they appear.
-    Between tests nothing is recorded, and `restart_events()` re-arms what the last test disabled."""
+    Between tests nothing is recorded. Each function's event is turned off once it fired, and as the
+    next test starts only those are armed again, one by one: `restart_events()` would re-instrument
+    every code object the interpreter runs next, pytest's included, at every test."""
 
     def __init__(self, functions):
         super().__init__(functions)
         self.modules = 0
         self.scanned = set()
         self.active = False
+        self.disabled = []  # the code objects whose event fired since the last test started
 
     def _arm(self):
         if len(sys.modules) == self.modules:
@@ -214,15 +217,25 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
                 sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.PY_START)
 
     def _entered(self, code, offset):
-        if not self.active:
-            return sys.monitoring.DISABLE
-        return super()._entered(code, offset)
+        if self.active:
+            if _called_by_pytest(sys._getframe(1)):
+                return None  # the test function, a fixture, a failure's repr: wait for a call of the test's own
+            found = self.functions.id_of(code)
+            if found is None:
+                return sys.monitoring.DISABLE  # a lambda's or a comprehension's: never recorded, never armed again
+            self.seen.add(found)
+        self.disabled.append(code)
+        return sys.monitoring.DISABLE
 
     def start(self):
         self.seen = set()
         self._arm()
         self.active = True
-        sys.monitoring.restart_events()
+        monitoring = sys.monitoring
+        for code in self.disabled:  # setting the same events again is no change: off, then on
+            monitoring.set_local_events(self.tool, code, 0)
+            monitoring.set_local_events(self.tool, code, monitoring.events.PY_START)
+        self.disabled = []
 
     def stop(self):
         self.active = False
