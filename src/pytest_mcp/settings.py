@@ -101,8 +101,9 @@ class Settings(BaseModel):
         le=10,
         allow_inf_nan=False,
         description="Culprits (ADR 0020): on Python 3.12+ the run records which functions its tests enter; "
-        "before, after a run with failures, a second pass records the failing tests, taking at most this many "
-        "times the failing run's wall time, or 1 s when that is more. 0: neither, and no culprits named.",
+        "before, after a run with failures, a second pass records the failing tests, then at most this many "
+        "times the run's number of tests (50 when that is more) of their modules' others: a count, so that the "
+        "load of the machine does not change what it records. 0: neither, and no culprits named.",
         json_schema_extra=flag("RATIO"),
     )
     localize_max_seconds: float = Field(
@@ -110,7 +111,8 @@ class Settings(BaseModel):
         gt=0,
         le=3600,
         allow_inf_nan=False,
-        description="The second pass's hard cap in seconds, whatever the run took.",
+        description="The second pass's hard cap in seconds. Below it a pass is only stopped when it takes four "
+        "times its share of the run's wall time (and 10 s); the answer then says it was cut short.",
         json_schema_extra=flag("SECONDS"),
     )
     run_ttl: float = Field(

@@ -77,7 +77,7 @@ def test_add_pair():
 """
 
 
-def _record(python: str, root: Path) -> dict[str, set[str]]:
+def _record(python: str, root: Path, *options: str) -> dict[str, set[str]]:
     (root / "first.txt").write_text("test_money.py::test_add\n", encoding="utf-8")
     completed = subprocess.run(
         [
@@ -89,6 +89,7 @@ def _record(python: str, root: Path) -> dict[str, set[str]]:
             protocol.SPECTRUM_PLUGIN,
             f"{protocol.OPTION_SPECTRUM}={root / 'spectrum.jsonl'}",
             f"{protocol.OPTION_SPECTRUM_FIRST}={root / 'first.txt'}",
+            *options,
             "-p",
             "no:cacheprovider",
             "test_money.py",
@@ -150,6 +151,26 @@ def _check(python: str, tmp_path: Path) -> None:
     assert "double" in traces["test_money.py::test_in_a_thread"], "a thread the test starts is recorded"
     # pytest calls the test function itself: test code, never blamed, not even recorded.
     assert "test_add" not in traces["test_money.py::test_add"]
+
+
+SHUFFLING = """
+def pytest_collection_modifyitems(items):
+    items.reverse()  # as pytest-randomly deals them: in another order at every run
+"""
+
+
+def test_a_second_pass_runs_its_count_of_other_tests_the_first_by_definition_whatever_the_order_dealt(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "money.py").write_text(MONEY, encoding="utf-8")
+    (root / "test_money.py").write_text(TESTS, encoding="utf-8")
+    (root / "conftest.py").write_text(SHUFFLING, encoding="utf-8")
+
+    traces = _record(sys.executable, root, f"{protocol.OPTION_SPECTRUM_OTHERS}=2")
+
+    assert list(traces) == ["test_money.py::test_add", "test_money.py::test_double", "test_money.py::test_in_a_thread"]
 
 
 CONFTEST = """

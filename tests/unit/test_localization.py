@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mcp.domain.causes import LOCALIZE_FLOOR, NameCauses
+from pytest_mcp.domain.causes import LOCALIZE_FLOOR_TESTS, LOCALIZE_SAFETY, LOCALIZE_SAFETY_FLOOR, NameCauses
 from pytest_mcp.domain.history import History, passed_key, since, updated
 from pytest_mcp.domain.localization import (
     CodeFunction,
@@ -170,6 +170,10 @@ def test_a_failing_test_that_passes_when_repeated_is_flaky_and_out_of_the_spectr
 
 def _failure(node_id: str) -> ReportedTest:
     return ReportedTest(node_id=node_id, outcome="failed", phase="call", message="assert 1 == 2")
+
+
+def _passed(node_id: str) -> ReportedTest:
+    return ReportedTest(node_id=node_id, outcome="passed", phase="call")
 
 
 def test_each_failing_test_is_new_preexisting_or_flaky_against_the_history() -> None:
@@ -442,22 +446,48 @@ async def test_the_second_pass_collects_the_failing_modules_in_the_order_the_run
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(
+    ("tests", "ratio", "others"),
+    [
+        (1000, 0.5, 500),  # a share of the run's number of tests
+        (5, 0.5, LOCALIZE_FLOOR_TESTS),  # never fewer than the floor: half of 5 tests tell nothing apart
+        (1001, 0.5, 501),
+        (1000, 2.0, 2000),
+    ],
+)
+async def test_the_second_pass_runs_a_count_of_other_tests_whatever_the_run_took(
+    tmp_path: Path, tests: int, ratio: float, others: int
+) -> None:
+    """What the pass records is counted from the run's tests, not timed: a run slowed down by a busy
+    machine asks the same pass (ADR 0020, issue 41's determinism)."""
+    reports = [_failure("tests/test_a.py::test_t"), *(_passed(f"tests/test_a.py::test_{i}") for i in range(tests - 1))]
+    asked: list[LocalizeSpec] = []
+    for duration in (2.0, 20.0):
+        causes, asking = _asking(RequestPolicy(root=tmp_path, localize=ratio))
+        await causes(RunSpec(), duration, reports, None)
+        asked += asking
+
+    assert [spec.others for spec in asked] == [others, others]
+    assert asked[0].model_copy(update={"seconds": 0.0}) == asked[1].model_copy(update={"seconds": 0.0})
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
     ("duration", "ratio", "cap", "seconds"),
     [
-        (10.0, 0.5, 120.0, 5.0),  # a share of the run's wall time
-        (0.4, 0.5, 120.0, 1.0),  # never less than the floor: half of 0.4 s cannot start pytest
-        (0.4, 0.5, 0.25, 0.25),  # the cap still holds over the floor
+        (10.0, 0.5, 120.0, 20.0),  # LOCALIZE_SAFETY times the pass's share of the run's wall time
+        (0.4, 0.5, 120.0, LOCALIZE_SAFETY_FLOOR),  # never less than starting pytest on a busy machine takes
+        (0.4, 0.5, 5.0, 5.0),  # the cap still holds over the floor
         (1000.0, 0.5, 120.0, 120.0),
     ],
 )
-async def test_the_second_pass_has_its_share_of_the_run_at_least_the_floor_at_most_the_cap(
+async def test_the_second_passs_safety_is_a_multiple_of_its_share_at_least_the_floor_at_most_the_cap(
     tmp_path: Path, duration: float, ratio: float, cap: float, seconds: float
 ) -> None:
     causes, asked = _asking(RequestPolicy(root=tmp_path, localize=ratio, localize_max_seconds=cap))
 
     await causes(RunSpec(), duration, [_failure("tests/test_a.py::test_t")], None)
 
-    assert LOCALIZE_FLOOR == 1.0
+    assert LOCALIZE_SAFETY == 4.0
     assert [spec.seconds for spec in asked] == [seconds]
 
 

@@ -42,9 +42,9 @@ def shop() -> FakeTestRunner:
     return runner.define(GROSS, "10-11")
 
 
-def localize(*failing: str, **run: Any) -> LocalizeSpec:
+def localize(*failing: str, others: int = 50, **run: Any) -> LocalizeSpec:
     modules = tuple(dict.fromkeys(node_id.split("::")[0] for node_id in failing))
-    return LocalizeSpec(run=RunSpec(**run), failing=failing, modules=modules, seconds=5.0)
+    return LocalizeSpec(run=RunSpec(**run), failing=failing, modules=modules, others=others, seconds=5.0)
 
 
 async def structured(call: Awaitable[CallToolResult]) -> dict[str, Any]:
@@ -80,6 +80,14 @@ async def test_the_pass_repeats_the_failing_tests_first_then_the_rest_of_their_m
     gross = spectrum.functions[1]
     assert (gross.lines, gross.at_head, gross.digest == gross.head) == ("10-11", True, True)
     assert spectrum.functions[0].lines == "1"  # not defined: line 1
+
+
+async def test_the_pass_runs_only_its_count_of_other_tests_as_the_real_one_does() -> None:
+    spectrum = await shop().localize(localize(CART, PRICE_10, PRICE_20, others=1))
+
+    assert isinstance(spectrum, Spectrum)
+    assert [trace.node_id for trace in spectrum.tests] == [CART, PRICE_10, PRICE_20, EMPTY]
+    assert spectrum.stopped is None, "a count is the plan, not a stop"
 
 
 async def test_the_pass_keeps_the_runs_keywords_and_markers() -> None:
@@ -164,22 +172,23 @@ async def test_trace_gives_a_test_from_a_script_or_a_recording_its_functions() -
     assert runner.trace(EMPTY).tests[1].runs == ()
 
 
-async def test_slow_tests_spend_the_pass_time_and_the_note_says_it_stopped() -> None:
+async def test_a_pass_slower_than_its_safety_stops_there_and_the_note_says_so() -> None:
     runner = shop()
     for node_id in (EMPTY, NET_TEST, "tests/test_price.py::test_net_of_zero"):
         runner.script(node_id, duration=3.0, runs=[NET])
 
-    spectrum = await runner.localize(localize(CART, PRICE_10, PRICE_20))  # 5 s
+    spectrum = await runner.localize(localize(CART, PRICE_10, PRICE_20))  # a 5 s safety
     result = await answer(runner)
 
     assert isinstance(spectrum, Spectrum)
     # As the real pass: NET_TEST starts at 3 s (before the last quarter), is under way at the 5 s
-    # budget and is killed with the pass, unrecorded.
+    # safety and is killed with the pass, unrecorded.
     assert [trace.node_id for trace in spectrum.tests] == [CART, PRICE_10, PRICE_20, EMPTY]
     assert (spectrum.stopped, spectrum.seconds) == ("stopped before it finished", 5.0)
-    # The run took 9.25 s (0.25 s of start-up), the pass may take half: the same four.
-    assert result["localization"]["repeated"] == 4
-    assert result["localization"]["reason"].startswith("the second pass hit its time limit")
+    # Through the server the run took 9.25 s (0.25 s of start-up): the pass's share is half of it, its
+    # safety four times that share, 18.5 s. Slow tests change nothing of what it records: all six.
+    assert result["localization"]["repeated"] == 6
+    assert "time limit" not in result["localization"].get("reason", "")
 
 
 async def test_no_test_starts_in_the_pass_budgets_last_quarter() -> None:

@@ -6,6 +6,7 @@ pass that could not run: the answer then says why in one line, and the signature
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -39,9 +40,15 @@ class Causes:
     untested: tuple[str, ...] = ()
 
 
-LOCALIZE_FLOOR = 1.0
-"""Seconds a second pass may always take (under --localize-max-seconds): half a sub-second run is
-less than starting Python and pytest, and a pass that records nothing names nothing (ADR 0020)."""
+LOCALIZE_FLOOR_TESTS = 50
+"""Other tests a second pass may always run: half of a five-test run is too few passing tests to tell
+a culprit from what every test runs (ADR 0020)."""
+LOCALIZE_SAFETY = 4.0
+"""A second pass is stopped at this many times its expected share of the run's wall time (--localize
+times it): a safety against a pass far slower than its run, never what decides what it records."""
+LOCALIZE_SAFETY_FLOOR = 10.0
+"""Seconds a second pass may always take before its safety stops it (under --localize-max-seconds):
+starting Python and pytest and collecting a few modules, on a busy machine."""
 
 
 class NameCauses:
@@ -89,16 +96,13 @@ class NameCauses:
         failing = [node_id for members in symptoms.values() for node_id in members]
         previous = await history.recall() if history is not None else History()
         spectrum: Spectrum | str = "no test failed"
-        seconds = min(max(self._policy.localize * duration, LOCALIZE_FLOOR), self._policy.localize_max_seconds)
         if failing and self._policy.localize > 0 and recorded is not None:
             spectrum = recorded
         elif failing and self._policy.localize > 0:
             # In the order the run reached them: a src-layout project may import its package through
             # the first module pytest collects (a doctest module), before its tests' modules need it.
             modules = tuple(dict.fromkeys(test.node_id.split("::", 1)[0] for test in reports if test.is_failure))
-            spectrum = await self._runner.localize(
-                LocalizeSpec(run=spec, failing=repeated(symptoms), modules=modules, seconds=seconds)
-            )
+            spectrum = await self._runner.localize(self._pass(spec, symptoms, modules, len(reports), duration))
         elif failing:
             spectrum = "localization is off (--localize 0)"
         code = code or CodeState()
@@ -106,6 +110,23 @@ class NameCauses:
         if history is not None:
             await history.remember(following)
         return causes
+
+    def _pass(
+        self,
+        spec: RunSpec,
+        symptoms: Mapping[str, Sequence[str]],
+        modules: tuple[str, ...],
+        tests: int,
+        duration: float,
+    ) -> LocalizeSpec:
+        """The failing tests again, then --localize times the run's number of tests (at least
+        LOCALIZE_FLOOR_TESTS) of their modules' others: counted, never timed, so that the load of the
+        machine does not change what is recorded. Only a pass far slower than its share of the run is
+        stopped (LOCALIZE_SAFETY), and the answer then says so."""
+        ratio = self._policy.localize
+        others = max(math.ceil(ratio * tests), LOCALIZE_FLOOR_TESTS)
+        seconds = min(max(LOCALIZE_SAFETY * ratio * duration, LOCALIZE_SAFETY_FLOOR), self._policy.localize_max_seconds)
+        return LocalizeSpec(run=spec, failing=repeated(symptoms), modules=modules, others=others, seconds=seconds)
 
 
 def _read(

@@ -64,13 +64,17 @@ class RunSpec(_Value):
 
 
 class LocalizeSpec(_Value):
-    """A second pass after a run with failures (ADR 0020): its failing tests again, then the rest of their
-    modules, recording the functions each test runs, until `seconds` are spent."""
+    """A second pass after a run with failures (ADR 0020): its failing tests again, then at most `others`
+    of the rest of their modules, recording the functions each test runs. What it runs is counted, not
+    timed, so that the same failures record the same tests at any load; `seconds` is only a safety."""
 
     run: RunSpec
     failing: tuple[str, ...] = Field(description="The failing tests' node ids, in run order: run first.")
     modules: tuple[str, ...] = Field(description="Their modules: what the pass collects.")
-    seconds: float = Field(gt=0, description="The pass's whole budget, start-up included: it is killed there.")
+    others: int = Field(
+        ge=0, description="At most this many of their modules' other tests, the first by file and line, run after."
+    )
+    seconds: float = Field(gt=0, description="The pass's safety limit, start-up included: it is killed there.")
 
     @property
     def last_start(self) -> float:

@@ -258,11 +258,12 @@ def second_pass(
     kills: Sequence[ScriptedFailure],
     recorder: Recorder = "sys.setprofile",
 ) -> Spectrum | str:
-    """What a second pass records: the failing tests again (a flaky one passes), then the rest of their
-    modules' tests (those `-k`/`-m` keep), each with the functions it runs, as the real pass times them
-    on the scripted durations: no test starts after `spec.last_start`, and a test still under way at
-    `spec.seconds` is killed with the pass, unrecorded; a test scripted to hang or crash stops the pass
-    there, as a real one's would."""
+    """What a second pass records: the failing tests again (a flaky one passes), then the first
+    `spec.others` of the rest of their modules' tests (those `-k`/`-m` keep, in the script's order),
+    each with the functions it runs; as the real pass's safety times them on the scripted durations,
+    no test starts after `spec.last_start`, and a test still under way at `spec.seconds` is killed
+    with the pass, unrecorded; a test scripted to hang or crash stops the pass there, as a real
+    one's would."""
     if not any(test.runs for test in tests):
         return NOTHING_SCRIPTED
     by_id = {test.node_id: test for test in tests}
@@ -276,7 +277,7 @@ def second_pass(
         )
     except UsageError:  # pragma: no cover - the run that came first refused the same expression
         rest = []
-    ordered = [*failing, *rest]
+    ordered = [*failing, *rest[: spec.others]]
     test_modules = tuple(sorted({test.file for test in ordered if not _is_doctest(test.node_id)}))
     functions: dict[str, int] = {}
     traces: list[Trace] = []

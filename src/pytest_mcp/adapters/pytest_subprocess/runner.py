@@ -231,7 +231,7 @@ class SubprocessPytestRunner(TestRunner):
         )
 
     async def localize(self, spec: LocalizeSpec) -> Spectrum | str:
-        """The failing tests again, then the rest of their modules, each recorded (ADR 0020).
+        """The failing tests again, then `spec.others` of the rest of their modules, each recorded (ADR 0020).
 
         pytest's cache goes to the pass's private directory, so that `--lf` still reads the run's
         failures; `--maxfail=0` undoes a project's `-x`. The spectrum plugin orders the tests after
@@ -251,6 +251,7 @@ class SubprocessPytestRunner(TestRunner):
             f"{protocol.OPTION_SPECTRUM}={_WORKDIR}/spectrum.jsonl",
             f"{protocol.OPTION_SPECTRUM_FIRST}={_WORKDIR}/first.txt",
             f"{protocol.OPTION_SPECTRUM_DEADLINE}={deadline:.3f}",
+            f"{protocol.OPTION_SPECTRUM_OTHERS}={spec.others}",
         ]
         run = await self._pytest(
             options,

@@ -53,7 +53,11 @@ OPTION_SPECTRUM = "--pytest-mcp-spectrum"
 OPTION_SPECTRUM_FIRST = "--pytest-mcp-spectrum-first"
 """A file of node ids, one a line: the tests to run first (the failing ones)."""
 OPTION_SPECTRUM_DEADLINE = "--pytest-mcp-spectrum-deadline"
-"""Seconds since the epoch after which no further test starts."""
+"""Seconds since the epoch after which no further test starts: a safety, which a pass of a machine's
+usual speed never reaches (its tests are counted: OPTION_SPECTRUM_OTHERS)."""
+OPTION_SPECTRUM_OTHERS = "--pytest-mcp-spectrum-others"
+"""How many tests a second pass runs after the failing ones, at most: the first of the rest of their
+modules, by file and line. A count, so that the same failures record the same tests at any load."""
 OPTION_SPECTRUM_RUN = "--pytest-mcp-spectrum-run"
 """A run that records its own spectrum (ADR 0020): the directory each of its processes (pytest-xdist's
 workers each) writes `spectrum-<worker>.jsonl` to: the failing tests' functions, the passing tests'

@@ -7,9 +7,11 @@ passing tests cost kilobytes), and the project files the process imported (whose
 server digests, on every Python). Before 3.12 it records only the files.
 
 In a second pass (`--pytest-mcp-spectrum FILE`), on interpreters where the run could not record,
-started only after a run with failures: it runs the failing tests again first, then the other
-tests of their modules, and records each one. It stops between two tests once its deadline has
-passed, and writes as it goes, so whatever it recorded before a stop is kept.
+started only after a run with failures: it runs the failing tests again first, then at most a given
+number of the other tests of their modules (by file, then line: not in the order a plugin such as
+pytest-randomly dealt them), and records each one. The same failures so record the same tests,
+whatever the machine's load. As a safety it stops between two tests once a deadline has passed, and
+writes as it goes, so whatever it recorded before a stop is kept.
 
 Function entries come from the interpreter itself: `sys.monitoring`'s PY_START event on Python
 3.12 and later (each function's event is turned off once seen, and turned on again at the next
@@ -82,6 +84,7 @@ def pytest_addoption(parser):
     group.addoption(protocol.OPTION_SPECTRUM, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_FIRST, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_DEADLINE, type=float, default=None, help="(internal)")
+    group.addoption(protocol.OPTION_SPECTRUM_OTHERS, type=int, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_RUN, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_FILES_ONLY, action="store_true", default=False, help="(internal)")
 
@@ -303,6 +306,13 @@ def _test_modules(items):
     return sorted({item.nodeid.split("::", 1)[0] for item in items if isinstance(item, pytest.Function)})
 
 
+def _defined(item):
+    """Where a test is defined, to order tests whatever order a plugin dealt them in: its file, its
+    line, and its node id (parametrized cases share a line)."""
+    path, line, _name = item.location
+    return path, line if line is not None else -1, item.nodeid
+
+
 def recorder_name():
     """Which recorder this interpreter uses: what check_environment reports."""
     return "sys.monitoring" if hasattr(sys, "monitoring") else "sys.setprofile"
@@ -313,6 +323,7 @@ class Spectrum:
         self.config = config
         self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
         self.deadline = config.getoption(protocol.OPTION_SPECTRUM_DEADLINE)
+        self.others = config.getoption(protocol.OPTION_SPECTRUM_OTHERS)
         first = config.getoption(protocol.OPTION_SPECTRUM_FIRST)
         self.first = []
         if first:
@@ -335,10 +346,16 @@ class Spectrum:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
-        """The failing tests first, in the order given; then the rest of their modules' tests."""
+        """The failing tests first, in the order given; then at most `others` of the rest of their
+        modules' tests, by file and line, the others deselected."""
         wanted = {node_id: index for index, node_id in enumerate(self.first)}
         last = len(wanted)
-        items.sort(key=lambda item: wanted.get(item.nodeid, last))
+        items.sort(key=lambda item: (wanted.get(item.nodeid, last), *_defined(item)))
+        if self.others is not None:
+            keep = sum(1 for item in items if item.nodeid in wanted) + self.others
+            if len(items) > keep:
+                config.hook.pytest_deselected(items=items[keep:])
+                del items[keep:]
         self.emit(protocol.SPECTRUM_MODULES, modules=_test_modules(items), recorder=self.recorder.name)
 
     @pytest.hookimpl(hookwrapper=True)
