@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from bench.suite_time import SLOW_OVER, listed_slow, over_the_rule, per_test, without_fast_tests
-from tests.conftest import SLOW
+from tests.conftest import SLOW, pytest_itemcollected
 
 PROFILE = """
 ============================= slowest durations ==============================
@@ -43,3 +47,23 @@ def test_a_directory_left_with_no_fast_test_is_named() -> None:
 def test_the_suite_marks_what_the_list_holds() -> None:
     assert listed_slow() == SLOW
     assert all("::" in node_id for node_id in SLOW)
+
+
+class CollectedItem:
+    """What the collection hook reads of an item and does to it."""
+
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
+        self.markers: list[Any] = []
+
+    def add_marker(self, marker: Any) -> None:
+        self.markers.append(marker)
+
+
+def test_a_listed_test_is_marked_slow_as_it_is_collected_and_another_is_not() -> None:
+    listed, other = CollectedItem(sorted(SLOW)[0]), CollectedItem("tests/unit/test_slow_rule.py::test_x")
+    for item in (listed, other):
+        pytest_itemcollected(item)  # type: ignore[arg-type]
+    assert [marker.name for marker in listed.markers] == ["slow"]
+    assert listed.markers == [pytest.mark.slow]
+    assert other.markers == []
