@@ -6,6 +6,9 @@ number of tests (`--loadscope-reorder`), which puts the few long tests of the re
 and the packaging last; scripts/test turns it off (`--no-loadscope-reorder`) and this hook orders the
 modules by their measured work (tests/module_costs.txt, from bench/suite_time.py), scaled by the share
 of their tests selected. Tests keep their order within a module; only the dealing changes.
+
+It also marks `slow` the tests tests/slow_tests.txt lists: those the slow rule (tests/README.md) finds
+slow in a profile (bench/suite_time.py --write-slow), so that `-m "not slow"` is a quick check.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 import pytest
 
 COSTS = Path(__file__).with_name("module_costs.txt")
+SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
 # A module the profile has not seen yet: about the median cost of a test.
 UNKNOWN_PER_TEST = 0.5
 
@@ -28,6 +32,21 @@ def measured() -> dict[str, tuple[float, int]]:
             seconds, tests, module = line.split(maxsplit=2)
             found[module] = (float(seconds), int(tests))
     return found
+
+
+def listed_slow() -> frozenset[str]:
+    """The node ids the slow rule marks slow (as bench/suite_time.py reads them)."""
+    lines = (line.strip() for line in SLOW_LIST.read_text(encoding="utf-8").splitlines())
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+SLOW = listed_slow()
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    # Marked as it is collected, so `-m "not slow"` deselects it as it does a test decorated slow.
+    if item.nodeid in SLOW:
+        item.add_marker(pytest.mark.slow)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from mcp import Client, MCPError
 from tests.answers import call_error
 from tests.e2e.e2e_support import (
     MARKER_ENV,
+    assert_all_gone,
     sleeper_file,
     start_server,
     structured,
@@ -30,6 +32,33 @@ pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 INVALID_PARAMS = -32602
 EXECUTION_ERROR = -32000
+# The server the tests share that only need *a* server on a one-test project: each of their calls is
+# refused before any pytest starts (or runs one that ends), so no call leaves the next one anything.
+SHARED_FLAGS = ("--max-timeout", "120", "--timeout", "60")
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_project(tmp_path_factory.mktemp("shared") / "proj", {"test_x.py": "def test_x():\n    pass\n"})
+
+
+@pytest.fixture(scope="module")
+async def shared(shared_root: Path) -> AsyncIterator[Client]:
+    """One server for the module's tests that only need a server; gone, with all it started, at the end.
+
+    The per-test leftover check (conftest.py) looks for the test's own tmp_path, which this server's
+    command line does not hold: this fixture checks its own root the same way once the module is done.
+    """
+    server = start_server(shared_root, shared_root.parent, *SHARED_FLAGS)
+    async with server.client() as client:
+        yield client
+    print(server.stderr())
+    await assert_all_gone(str(shared_root))
 
 
 async def _assert_still_serving(client: Client) -> None:
@@ -54,23 +83,18 @@ async def _assert_still_serving(client: Client) -> None:
     ],
 )
 async def test_invalid_arguments_are_invalid_params_naming_the_field(
-    tmp_path: Path, arguments: dict[str, Any], field: str
+    shared: Client, arguments: dict[str, Any], field: str
 ) -> None:
-    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
-    server = start_server(root, tmp_path, "--max-timeout", "120", "--timeout", "60")
-    async with server.client() as client:
-        error = await call_error(client, "execute_tests", arguments)
+    error = await call_error(shared, "execute_tests", arguments)
     assert error.code == INVALID_PARAMS, error.message
     assert field in error.message, error.message
     fields = [entry["field"] for entry in error.data["errors"]]
     assert any(field in name for name in fields), fields
 
 
-async def test_unknown_tool_is_a_json_rpc_invalid_params_error(tmp_path: Path) -> None:
-    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
-    async with start_server(root, tmp_path).client() as client:
-        with anyio.fail_after(30), pytest.raises(MCPError) as caught:
-            await client.call_tool("run_shell", {})
+async def test_unknown_tool_is_a_json_rpc_invalid_params_error(shared: Client) -> None:
+    with anyio.fail_after(30), pytest.raises(MCPError) as caught:
+        await shared.call_tool("run_shell", {})
     assert caught.value.code == INVALID_PARAMS
     assert "run_shell" in caught.value.message
     assert "execute_tests" in caught.value.message
@@ -94,10 +118,8 @@ async def test_collection_error_in_execute_tests_is_an_execution_error_naming_fi
     assert error.data["reason"] == "interrupted"
 
 
-async def test_node_id_for_a_missing_file_is_a_usage_error_saying_not_found(tmp_path: Path) -> None:
-    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
-    async with start_server(root, tmp_path).client() as client:
-        error = await call_error(client, "execute_tests", {"node_ids": ["test_missing.py"]})
+async def test_node_id_for_a_missing_file_is_a_usage_error_saying_not_found(shared: Client) -> None:
+    error = await call_error(shared, "execute_tests", {"node_ids": ["test_missing.py"]})
     assert error.code == EXECUTION_ERROR
     assert "not found" in error.message
     assert "test_missing.py" in error.message
@@ -202,12 +224,11 @@ async def test_node_ids_too_long_for_the_os_are_invalid_arguments_not_a_missing_
     ],
 )
 async def test_error_mode_jsonrpc_gives_the_same_code_message_and_data_as_a_json_rpc_error(
-    tmp_path: Path, arguments: dict[str, Any], code: int, reason: str | None
+    shared: Client, shared_root: Path, tmp_path: Path, arguments: dict[str, Any], code: int, reason: str | None
 ) -> None:
-    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
-    async with start_server(root, tmp_path).client() as client:
-        as_result = await call_error(client, "execute_tests", arguments)
-    async with start_server(root, tmp_path, "--error-mode", "jsonrpc").client() as client:
+    """The shared server answers as a result; one that differs from it only by the mode, as an error."""
+    as_result = await call_error(shared, "execute_tests", arguments)
+    async with start_server(shared_root, tmp_path, *SHARED_FLAGS, "--error-mode", "jsonrpc").client() as client:
         with anyio.fail_after(30), pytest.raises(MCPError) as caught:
             await client.call_tool("execute_tests", arguments)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -14,12 +15,14 @@ from pytest_mcp import __version__
 from tests.answers import TOOLS, call_error, signature_row
 from tests.e2e.e2e_support import (
     MARKER_ENV,
+    HttpServer,
     assert_all_gone,
     clean_env,
     connect,
     console_script,
     free_port,
     http_server,
+    processes_with,
     pytest_oracle,
     sleeper_file,
     structured,
@@ -41,6 +44,37 @@ PROJECT = {
         def test_skipped(): pass
     """
 }
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _shared_http_server(base: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
+    """A server for the module's tests that only need one so configured, not a fresh one; gone at the end.
+
+    The per-test leftover check (conftest.py) looks for the test's own tmp_path, which this server's
+    command line does not hold: the server is checked the same way once the module is done.
+    """
+    root = write_project(base / "proj", PROJECT)
+    with http_server(root, base, "--transport", "http", *args, env=env) as server:
+        yield server
+    print(server.stderr.read_text(errors="replace"))
+    assert not processes_with(str(root)), processes_with(str(root))
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """Streamable HTTP as configured by default."""
+    yield from _shared_http_server(tmp_path_factory.mktemp("plain"))
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """Streamable HTTP with a token and one more allowed host."""
+    base = tmp_path_factory.mktemp("guarded")
+    yield from _shared_http_server(base, "--allowed-host", "tests.example", env={"PYTEST_MCP_AUTH_TOKEN": TOKEN})
 
 
 @pytest.mark.parametrize(
@@ -74,8 +108,7 @@ async def test_results_over_http_are_exact(tmp_path: Path, transport_args: tuple
     assert invalid.code == -32602
 
 
-async def test_a_token_is_required_when_configured(tmp_path: Path) -> None:
-    root = write_project(tmp_path / "proj", PROJECT)
+async def test_a_token_is_required_when_configured(guarded: HttpServer) -> None:
     initialize = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -84,11 +117,10 @@ async def test_a_token_is_required_when_configured(tmp_path: Path) -> None:
     }
     accept = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
-    with http_server(root, tmp_path, "--transport", "http", env={"PYTEST_MCP_AUTH_TOKEN": TOKEN}) as server:
-        missing = server.request("POST", "/mcp", accept, initialize)
-        wrong = server.request("POST", "/mcp", {**accept, "Authorization": "Bearer nope"}, initialize)
-        async with connect(server, "legacy", token=TOKEN) as client:
-            run = structured(await client.call_tool("execute_tests", {"node_ids": ["test_mixed.py::test_passes"]}))
+    missing = guarded.request("POST", "/mcp", accept, initialize)
+    wrong = guarded.request("POST", "/mcp", {**accept, "Authorization": "Bearer nope"}, initialize)
+    async with connect(guarded, "legacy", token=TOKEN) as client:
+        run = structured(await client.call_tool("execute_tests", {"node_ids": ["test_mixed.py::test_passes"]}))
 
     for response in (missing, wrong):
         assert response.status == 401
@@ -102,35 +134,32 @@ async def test_a_token_is_required_when_configured(tmp_path: Path) -> None:
     ids=["foreign-host", "foreign-origin"],
 )
 async def test_dns_rebinding_protection_refuses_foreign_hosts_and_origins(
-    tmp_path: Path, header: str, value: str, statuses: set[int]
+    plain: HttpServer, header: str, value: str, statuses: set[int]
 ) -> None:
-    root = write_project(tmp_path / "proj", PROJECT)
-    with http_server(root, tmp_path, "--transport", "http") as server:
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", header: value}
-        response = server.request("POST", "/mcp", headers, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", header: value}
+    response = plain.request("POST", "/mcp", headers, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
 
     assert response.status in statuses
 
 
-async def test_an_allowed_host_is_accepted(tmp_path: Path) -> None:
-    root = write_project(tmp_path / "proj", PROJECT)
-    with http_server(root, tmp_path, "--transport", "http", "--allowed-host", "tests.example") as server:
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "Host": f"tests.example:{server.port}",
-        }
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        }
-        response = server.request("POST", "/mcp", headers, body)
+async def test_an_allowed_host_is_accepted(guarded: HttpServer) -> None:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Host": f"tests.example:{guarded.port}",
+        "Authorization": f"Bearer {TOKEN}",  # the shared server also asks for its token
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
+    response = guarded.request("POST", "/mcp", headers, body)
 
     assert response.status == 200
 
@@ -190,11 +219,9 @@ def test_sse_serves_where_clients_look_for_it(
     assert first_event.decode().startswith(f"event: endpoint\r\ndata: {messages}?session_id=")
 
 
-async def test_healthz_answers_without_auth_and_says_only_the_version(tmp_path: Path) -> None:
-    root = write_project(tmp_path / "proj", PROJECT)
-    with http_server(root, tmp_path, "--transport", "http", env={"PYTEST_MCP_AUTH_TOKEN": TOKEN}) as server:
-        response = server.request("GET", "/healthz")
-        body = json.loads(response.read())
+async def test_healthz_answers_without_auth_and_says_only_the_version(guarded: HttpServer) -> None:
+    response = guarded.request("GET", "/healthz")
+    body = json.loads(response.read())
 
     assert response.status == 200
     assert body == {"status": "ok", "version": __version__}

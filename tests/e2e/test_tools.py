@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from pytest_mcp.domain.requests import DiscoverTestsRequest, ExecuteTestsRequest
 from tests.answers import TOOLS
-from tests.e2e.e2e_support import pytest_oracle, start_server, structured, text_of, write_project
+from tests.e2e.e2e_support import assert_all_gone, pytest_oracle, start_server, structured, text_of, write_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -49,6 +51,26 @@ OUTCOMES = {
 }
 
 
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Client]:
+    """One server on the outcomes project for the tests that only list the tools or run it as it is.
+
+    The per-test leftover check (conftest.py) looks for the test's own tmp_path, which this server's
+    command line does not hold: this fixture checks its own root the same way once the module is done.
+    """
+    root = write_project(tmp_path_factory.mktemp("shared") / "proj", OUTCOMES)
+    server = start_server(root, root.parent, "--max-timeout", "120", "--timeout", "60")
+    async with server.client() as client:
+        yield client
+    print(server.stderr())
+    await assert_all_gone(str(root))
+
+
 def _maximum(prop: dict[str, Any]) -> Any:
     if "maximum" in prop:
         return prop["maximum"]
@@ -57,11 +79,8 @@ def _maximum(prop: dict[str, Any]) -> Any:
     return maxima[0]
 
 
-async def test_tools_list_offers_exactly_execute_and_discover_with_strict_schemas(tmp_path: Path) -> None:
-    root = write_project(tmp_path / "proj", {"test_x.py": "def test_x():\n    pass\n"})
-    server = start_server(root, tmp_path, "--max-timeout", "120", "--timeout", "60")
-    async with server.client() as client:
-        listing = await client.list_tools()
+async def test_tools_list_offers_exactly_execute_and_discover_with_strict_schemas(shared: Client) -> None:
+    listing = await shared.list_tools()
     tools = {tool.name: tool for tool in listing.tools}
     assert set(tools) == TOOLS
 
@@ -123,11 +142,8 @@ async def test_execute_tests_counts_match_pytest_and_failures_carry_their_eviden
 
 
 @pytest.mark.parametrize(("detail", "listed"), [("all", True), ("summary", False)])
-async def test_detail_all_lists_passing_tests_and_summary_lists_none(tmp_path: Path, detail: str, listed: bool) -> None:
-    root = write_project(tmp_path / "proj", OUTCOMES)
-    server = start_server(root, tmp_path)
-    async with server.client() as client:
-        result = await client.call_tool("execute_tests", {"detail": detail})
+async def test_detail_all_lists_passing_tests_and_summary_lists_none(shared: Client, detail: str, listed: bool) -> None:
+    result = await shared.call_tool("execute_tests", {"detail": detail})
     data = structured(result)
     assert data["summary"]["passed"] == 2
     tests = data.get("tests", [])
