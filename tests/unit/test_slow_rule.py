@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,3 +69,19 @@ def test_a_listed_test_is_marked_slow_as_it_is_collected_and_another_is_not() ->
     assert [marker.name for marker in listed.markers] == ["slow"]
     assert listed.markers == [pytest.mark.slow]
     assert other.markers == []
+
+
+def test_every_listed_slow_test_is_still_defined_where_the_list_says() -> None:
+    """A renamed or moved test would silently leave the list and come back into the quick check."""
+    root = Path(__file__).resolve().parents[2]
+    stale = []
+    for node_id in sorted(SLOW):
+        path, *names = node_id.split("::")
+        function = names[-1].split("[", 1)[0]
+        module = root / path
+        # A test class may inherit its tests from a base class beside it (the client matrix's).
+        places = [module] if len(names) == 1 else [module, *module.parent.glob("*.py")]
+        sources = (place.read_text(encoding="utf-8") for place in places if place.is_file())
+        if not any(re.search(rf"^\s*(async\s+)?def {re.escape(function)}\(", text, re.MULTILINE) for text in sources):
+            stale.append(node_id)
+    assert stale == []
