@@ -199,7 +199,10 @@ def stopped(process: subprocess.Popen[Any]) -> None:
 
 
 def free_port() -> int:
-    """A loopback port nothing listens on now (another process may take it before the server does)."""
+    """A loopback port nothing listens on now (another process may take it before the server does).
+
+    The tests start the server with `--port 0 --port-file`, which has no such race; the benches keep
+    this because they also start baseline copies of the server older than `--port-file`."""
     import socket
 
     with socket.socket() as probe:

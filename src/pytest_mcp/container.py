@@ -248,6 +248,7 @@ def _http_limits(
 def _http_options(
     host: str,
     port: int,
+    port_file: Path | None,
     path: str | None,
     stateless: bool,
     allowed_hosts: tuple[str, ...],
@@ -259,6 +260,7 @@ def _http_options(
     return HttpOptions(
         host=host,
         port=port,
+        port_file=port_file,
         path=path,
         stateless=stateless,
         allowed_hosts=tuple(allowed_hosts),
@@ -412,6 +414,7 @@ class Container(containers.DeclarativeContainer):
         _http_options,
         host=config.host,
         port=config.port,
+        port_file=config.port_file,
         path=config.path,
         stateless=config.stateless,
         allowed_hosts=config.allowed_hosts,

@@ -34,6 +34,8 @@ ENV_PREFIX = "PYTEST_MCP_"
 _NOT_FROM_FILE = {
     "auth_token": "may only come from the PYTEST_MCP_AUTH_TOKEN environment variable",
     "root": "is where this file was found; set it with --root or PYTEST_MCP_ROOT",
+    "port_file": "is a file the server writes, which the project does not choose; set it with --port-file or "
+    "PYTEST_MCP_PORT_FILE",
 }
 
 
@@ -192,7 +194,17 @@ class Settings(BaseModel):
         json_schema_extra=flag("HOST", serving=True),
     )
     port: int = Field(
-        8000, ge=1, le=65535, description="Port of the HTTP transports.", json_schema_extra=flag("PORT", serving=True)
+        8000,
+        ge=0,
+        le=65535,
+        description="Port of the HTTP transports; 0 takes a free one, which --port-file and the log then give.",
+        json_schema_extra=flag("PORT", serving=True),
+    )
+    port_file: Path | None = Field(
+        None,
+        description="A file the HTTP transports write the port they listen on to (a number and a newline), once "
+        "they listen; for --port 0.",
+        json_schema_extra=flag("FILE", serving=True),
     )
     path: str | None = Field(
         None,
@@ -293,6 +305,18 @@ class Settings(BaseModel):
         if not candidate.is_file():
             raise ValueError(f"{value} is not an existing file")
         return candidate.absolute()
+
+    @field_validator("port_file")
+    @classmethod
+    def _port_file_can_be_written(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        candidate = value.expanduser().absolute()
+        if not candidate.parent.is_dir():
+            raise ValueError(f"{value}: its directory {candidate.parent} does not exist")
+        if candidate.is_dir():
+            raise ValueError(f"{value} is a directory")
+        return candidate
 
     @field_validator("path")
     @classmethod

@@ -303,9 +303,21 @@ def text_of(result: Any) -> str:
 
 
 def free_port() -> int:
+    """A loopback port nothing listens on now, for servers that are not ours (Redis, HAProxy) and a port
+    that must stay closed: another process may take it before it is used. Our server takes `--port 0`."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def bound_port(process: subprocess.Popen[Any], port_file: Path, log: Path, within: float = 60) -> int:
+    """The port a server started with `--port 0 --port-file PORT_FILE` listens on, once it does."""
+    deadline = time.monotonic() + within
+    while not port_file.exists():  # written whole (renamed into place) once uvicorn has bound the port
+        assert process.poll() is None, f"the server exited before it listened:\n{log.read_text()}"
+        assert time.monotonic() < deadline, f"the server did not listen within {within} s:\n{log.read_text()}"
+        time.sleep(0.02)
+    return int(port_file.read_text(encoding="ascii"))
 
 
 class HttpServer:
@@ -339,14 +351,14 @@ def _open_files_limit(limit: int) -> Callable[[], None]:
 def http_server(
     root: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None, open_files: int | None = None
 ) -> Iterator[HttpServer]:
-    """The console script serving HTTP on a free port; `open_files` caps its descriptors (RLIMIT_NOFILE)."""
-    port = free_port()
-    stderr = tmp_path / f"http-server-{port}.log"
+    """The console script serving HTTP on a port the OS picks; `open_files` caps its descriptors (RLIMIT_NOFILE)."""
+    name = f"http-server-{uuid.uuid4().hex[:8]}"
+    stderr, port_file = tmp_path / f"{name}.log", tmp_path / f"{name}.port"
     given = args[args.index("--path") + 1] if "--path" in args else None
     path = given or ("/sse" if "sse" in args else "/mcp")  # the server's own defaults otherwise
     with stderr.open("w") as errlog:
         process = subprocess.Popen(
-            [console_script(), "--root", str(root), "--port", str(port), *args],
+            [console_script(), "--root", str(root), "--port", "0", "--port-file", str(port_file), *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=errlog,
@@ -354,8 +366,8 @@ def http_server(
             env=clean_env(env),
             preexec_fn=_open_files_limit(open_files) if open_files else None,
         )
-        server = HttpServer(process, port, path, stderr)
         try:
+            server = HttpServer(process, bound_port(process, port_file, stderr), path, stderr)
             deadline = time.monotonic() + 20
             while True:
                 assert process.poll() is None, f"the server exited early:\n{stderr.read_text()}"

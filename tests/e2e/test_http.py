@@ -20,7 +20,6 @@ from tests.e2e.e2e_support import (
     clean_env,
     connect,
     console_script,
-    free_port,
     http_server,
     processes_with,
     pytest_oracle,
@@ -164,6 +163,18 @@ async def test_an_allowed_host_is_accepted(guarded: HttpServer) -> None:
     assert response.status == 200
 
 
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_with_port_zero_the_port_file_and_the_serving_line_give_the_port_it_listens_on(
+    tmp_path: Path, transport: str
+) -> None:
+    """http_server starts every server with `--port 0 --port-file`: the port it reads is where /healthz answers."""
+    root = write_project(tmp_path / "proj", PROJECT)
+    with http_server(root, tmp_path, "--transport", transport) as server:
+        assert server.port != 0
+        assert server.request("GET", "/healthz").status == 200
+        assert f"url=http://127.0.0.1:{server.port}{server.path}" in server.stderr.read_text()
+
+
 def test_binding_to_all_interfaces_without_a_token_is_refused(tmp_path: Path) -> None:
     completed = subprocess.run(
         [console_script(), "--root", str(tmp_path), "--transport", "http", "--host", "0.0.0.0"],
@@ -182,9 +193,8 @@ def test_binding_to_all_interfaces_without_a_token_is_refused(tmp_path: Path) ->
 @pytest.mark.parametrize("token", ["", "  ", "too-short"])
 def test_an_empty_or_short_token_never_serves_unauthenticated(tmp_path: Path, transport: str, token: str) -> None:
     """`PYTEST_MCP_AUTH_TOKEN= pytest-mcp --transport http --host 0.0.0.0` used to serve with no auth at all."""
-    port = str(free_port())
     completed = subprocess.run(
-        [console_script(), "--root", str(tmp_path), "--transport", transport, "--host", "0.0.0.0", "--port", port],
+        [console_script(), "--root", str(tmp_path), "--transport", transport, "--host", "0.0.0.0", "--port", "0"],
         capture_output=True,
         text=True,
         env=clean_env({"PYTEST_MCP_AUTH_TOKEN": token}),

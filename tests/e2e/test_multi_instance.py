@@ -381,7 +381,7 @@ def test_an_unreachable_or_refusing_redis_stops_start_up_naming_it_without_the_p
         started = time.monotonic()
         completed = subprocess.run(
             [console_script(), "--root", str(cluster.root), "--transport", "http", "--stateless"],
-            env={**os.environ, "PYTEST_MCP_RUN_STORE": url, "PYTEST_MCP_PORT": str(free_port())},
+            env={**os.environ, "PYTEST_MCP_RUN_STORE": url, "PYTEST_MCP_PORT": "0"},
             capture_output=True,
             text=True,
             timeout=60,

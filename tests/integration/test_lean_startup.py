@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -185,18 +185,29 @@ def test_rich_stays_importable_after_the_server_imported_structlog() -> None:
 
 
 def test_serving_starts_without_waiting_for_a_slow_python3_on_path(tmp_path: Path) -> None:
+    # The python3 on PATH writes its pid, then blocks until the test opens the gate, which it does
+    # only after the server said it would serve. A server that waited for it could only have got
+    # there by killing it when PYTEST_CHECK_TIMEOUT ran out; one that does not wait leaves it
+    # unstarted (detection starts with the first call) or still blocked.
     slow = tmp_path / "slow-bin"
     slow.mkdir()
-    (slow / "python3").write_text("#!/bin/sh\nsleep 8\n")
+    started, gate = tmp_path / "python3.pid", tmp_path / "gate"
+    os.mkfifo(gate)
+    (slow / "python3").write_text(f"#!/bin/sh\necho $$ > {started}\nread _ < {gate}\n")
     (slow / "python3").chmod(0o755)
     project = tmp_path / "project"
     project.mkdir()
 
-    started = time.monotonic()
-    serving, _ = _serve_until_ready("--root", str(project), cwd=project, path=f"{slow}{os.pathsep}{os.defpath}")
+    try:
+        serving, _ = _serve_until_ready("--root", str(project), cwd=project, path=f"{slow}{os.pathsep}{os.defpath}")
 
-    assert serving == "StdioTransport"
-    assert time.monotonic() - started < 5, "start-up waited for python3 on PATH to answer"
+        assert serving == "StdioTransport"
+        if started.exists():
+            pid = int(started.read_text())
+            assert Path(f"/proc/{pid}").exists(), "start-up waited for python3 on PATH until it had to kill it"
+    finally:
+        with contextlib.suppress(OSError):  # ENXIO: nothing reads the gate, so there is nothing to release
+            os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
 
 
 def test_the_python3_on_path_check_finds_pytest_without_importing_it(tmp_path: Path) -> None:

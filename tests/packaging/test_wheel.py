@@ -20,7 +20,7 @@ import pytest
 
 from pytest_mcp import __version__
 from tests.answers import TOOLS
-from tests.e2e.e2e_support import free_port
+from tests.e2e.e2e_support import bound_port
 from tests.packaging.packaging_support import (
     Artifacts,
     build,
@@ -199,10 +199,10 @@ def test_readme_pip_install_line_installs_both_commands(artifacts: Artifacts, sc
 
 @pytest.fixture
 def served(artifacts: Artifacts, scratch: Path, project: Path, tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """The README's HTTP example run as written, but for the project and a free port."""
+    """The README's HTTP example run as written, but for the project and a port the OS picks."""
     (block,) = install_lines().http
-    port = free_port()
-    script = block.replace("/srv/project", str(project)).replace("--port 8000", f"--port {port}")
+    port_file = tmp_path / "http-server.port"
+    script = block.replace("/srv/project", str(project)).replace("--port 8000", f"--port 0 --port-file {port_file}")
     log = tmp_path / "http-server.log"
     with log.open("w") as errlog:
         process = subprocess.Popen(
@@ -214,7 +214,7 @@ def served(artifacts: Artifacts, scratch: Path, project: Path, tmp_path: Path) -
             start_new_session=True,  # uvx and the server it starts are one process group
         )
     try:
-        yield port, log
+        yield bound_port(process, port_file, log, within=120), log  # uvx may first install the package
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:

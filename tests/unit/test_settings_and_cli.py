@@ -103,6 +103,7 @@ def test_the_project_file_is_found_through_the_root_from_the_environment(
     [
         ("auth-token = 'x'", "auth-token may only come from the PYTEST_MCP_AUTH_TOKEN environment variable"),
         ("root = '/'", "root is where this file was found"),
+        ("port-file = '/tmp/port'", "port-file is a file the server writes, which the project does not choose"),
         ("colour = 'blue'", "unknown key 'colour'"),
     ],
 )
@@ -305,3 +306,14 @@ def test_an_unknown_error_mode_is_refused_naming_the_setting(
     error = capsys.readouterr().err
     assert "error_mode" in error or "error-mode" in error
     assert "'result' or 'jsonrpc'" in error
+
+
+def test_port_zero_is_accepted_and_the_port_file_must_have_a_directory(tmp_path: Path) -> None:
+    """--port 0 lets the OS pick (the port then comes from --port-file); a port file nowhere is refused at start."""
+    settings = Settings(root=tmp_path, transport="http", port=0, port_file=tmp_path / "port")
+    assert (settings.port, settings.port_file) == (0, tmp_path / "port")
+
+    with pytest.raises(ValueError, match=r"port_file[\s\S]*missing/port: its directory \S*/missing does not exist"):
+        Settings(root=tmp_path, transport="http", port=0, port_file=tmp_path / "missing" / "port")
+    with pytest.raises(ValueError, match=r"port_file[\s\S]* is a directory"):
+        Settings(root=tmp_path, transport="http", port=0, port_file=tmp_path)

@@ -26,6 +26,7 @@ def test_the_settings_that_only_matter_when_serving_are_the_transports() -> None
             "--transport",
             "--host",
             "--port",
+            "--port-file",
             "--path",
             "--stateless",
             "--allowed-hosts",

@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -51,7 +53,8 @@ RESERVED_FILES = 64
 @dataclass(frozen=True)
 class HttpOptions:
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: int = 8000  # 0: the OS picks a free one, which `port_file` and the "serving" event give
+    port_file: Path | None = None
     path: str | None = None  # the transport's own default: /mcp, or /sse and /messages/
     stateless: bool = False
     allowed_hosts: tuple[str, ...] = ()
@@ -216,17 +219,26 @@ class HttpTransport:
     async def serve(self, tool_server: McpToolServer) -> int:
         import uvicorn
 
+        transport = self
+
         class _Uvicorn(uvicorn.Server):
             def capture_signals(self) -> Any:  # we take the signals ourselves, below
                 from contextlib import nullcontext
 
                 return nullcontext()
 
+            async def startup(self, sockets: Any = None) -> None:
+                await super().startup(sockets)
+                # The port is known only now that uvicorn has bound it (with --port 0, the OS chose it).
+                transport._listening(self.servers[0].sockets[0].getsockname()[1], max_connections)
+
         options, limits = self._options, self._options.limits
         # Every connection holds a descriptor; running out makes asyncio's accept loop log an
         # error for each attempt (about 18,000 lines a second were seen), and /healthz stops.
         # The descriptors for connections are shared between the cap and, beyond it, as many again
         # for connections that only close a session (guarded_protocol's lane for DELETEs).
+        if options.port_file is not None:  # a file left by an earlier server must not pass for this one's
+            options.port_file.unlink(missing_ok=True)
         open_files = raise_open_file_limit()
         for_connections = max(2, open_files - RESERVED_FILES - 2 * BACKLOG)
         max_connections = max(1, min(limits.max_connections, for_connections // 2))
@@ -259,16 +271,24 @@ class HttpTransport:
             group.start_soon(signals.watch, stopping.set)
             group.start_soon(stop_in_order)
             group.start_soon(self._sessions.reap)
-            _log.info(
-                "serving",
-                transport=self._kind,
-                url=f"http://{options.host}:{options.port}{options.path or DEFAULT_PATHS[self._kind]}",
-                stateless=self._options.stateless,
-                auth=self._options.auth_token is not None,
-                max_connections=max_connections,
-                max_sessions=limits.max_sessions,
-                max_sessions_per_client=limits.client_share,
-            )
             await web.serve()
             group.cancel_scope.cancel()
         return signals.exit_code(otherwise=0 if web.started else 1)
+
+    def _listening(self, port: int, max_connections: int) -> None:
+        """Say where the server listens: the "serving" event, and `port_file` written whole (renamed into place)."""
+        options, limits = self._options, self._options.limits
+        _log.info(
+            "serving",
+            transport=self._kind,
+            url=f"http://{options.host}:{port}{options.path or DEFAULT_PATHS[self._kind]}",
+            stateless=options.stateless,
+            auth=options.auth_token is not None,
+            max_connections=max_connections,
+            max_sessions=limits.max_sessions,
+            max_sessions_per_client=limits.client_share,
+        )
+        if options.port_file is not None:
+            partial = options.port_file.with_name(f".{options.port_file.name}.{os.getpid()}")
+            partial.write_text(f"{port}\n", encoding="ascii")
+            partial.replace(options.port_file)

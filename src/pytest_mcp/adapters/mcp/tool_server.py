@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from pytest_mcp.adapters.mcp.report_view import ReportView
 
 _audit = routed_logger("pytest_mcp.audit")
+_runs_log = routed_logger("pytest_mcp.runs")
 
 
 class McpToolServer:
@@ -164,8 +165,10 @@ class McpToolServer:
             self._all_stopped = anyio.Event()
             for scope in stopping:
                 scope.cancel()
-            with anyio.move_on_after(within):
+            with anyio.move_on_after(within) as waited:
                 await self._all_stopped.wait()
+            if waited.cancelled_caught:  # the stop then rests on the bound, not on the calls having ended
+                _runs_log.warning("calls_outlived_stop", calls=len(self._in_flight), within=within)
         detached = await self._runs.stop(lambda run: True, "the server is stopping")
         return len(stopping) + detached
 
