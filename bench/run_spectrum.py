@@ -7,6 +7,7 @@ process (one long-lived session per suite, as an agent's). Suites: 2,000 tests p
 and 20,000 trivial tests. Figures: the median of the per-round ratios. Writes results/run-spectrum.md.
 
     .venv/bin/python bench/run_spectrum.py [--rounds 5] [--large]   # --large: 100,000 tests too
+    .venv/bin/python bench/run_spectrum.py --large --only 100,000 --rounds 1 --out FILE
 """
 
 from __future__ import annotations
@@ -155,6 +156,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--large", action="store_true", help="100,000 tests too, passing and with 3 failures")
+    parser.add_argument("--only", metavar="TEXT", help="only the suites whose name holds TEXT, e.g. 100,000")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "run-spectrum.md", help="where the table goes")
     args = parser.parse_args()
     python = python312()
     suites = {
@@ -165,6 +168,10 @@ def main() -> None:
     if args.large:
         suites["100,000 passing"] = suite("pass-100000", 100_000)
         suites["100,000 with 3 failures"] = suite("fail-100000", 100_000, failing=True)
+    if args.only:
+        suites = {name: root for name, root in suites.items() if args.only in name}
+        if not suites:
+            parser.error(f"--only: no suite's name holds {args.only!r}")
     figures = anyio.run(measure, python, suites, args.rounds)
     load = Path("/proc/loadavg").read_text().split()[:3]
     lines = [
@@ -192,7 +199,7 @@ def main() -> None:
             f"| {ratio(values['floor_cpu'], values['raw_cpu']):.3f}x "
             f"| {ratio(values['first_cpu'], values['raw_cpu']):.3f}x |"
         )
-    out = HERE / "results" / "run-spectrum.md"
+    out = args.out
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
     print(f"wrote {out}", file=sys.stderr)
