@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/loop_latency.py                    # this tree, 5 rounds
     .venv/bin/python bench/loop_latency.py --baseline 316114f # and the tree at that commit, interleaved
+    .venv/bin/python bench/loop_latency.py --floor            # and the machine's floor, interleaved
 
 Per round, on a fresh server (`--transport http --max-sessions 1024 --max-connections 2048
 --max-concurrent-runs 20`) over a six-test project whose two failures come from one helper
@@ -17,15 +18,29 @@ Per round, on a fresh server (`--transport http --max-sessions 1024 --max-connec
 The latency of a probe is from its request's first byte sent to its answer's last byte read; a
 stall of the loop shows as one slow probe (the prober waits for each answer). The target is
 p95 <= 20 ms and max <= 50 ms in the 20-run window. Writes bench/results/loop_latency.md.
+
+Beside each window, from /proc: the server's event-loop thread (its main thread) in CPU ms and in
+ms it was runnable but waiting for a core (schedstat's run delay), and the CPU seconds its runs
+took (the server's reaped children). What the loop waits for is in those figures: a loop that
+waits for a core shows a run delay near its stalls; one that waits for the GIL or a lock, neither.
+
+`--floor` adds, in each round, the machine's floor: the same prober on a server that does nothing
+but answer /healthz (uvicorn and Starlette, the stack ours serves HTTP with, in this interpreter)
+with 1,000 idle keep-alive connections open to it, while a plain script runs the same 20 runs of
+the same project: each `python -m pytest` twice in a row (a run and its second pass), all 20 at
+once; every one must say 4 passed and 2 failed. What the floor misses, no server can meet on this
+machine; what it meets and ours misses is ours.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import http.client
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -39,6 +54,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anyio
 import baseline
+from harness import server_env
 from hostile import HEADERS, INIT
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -52,6 +68,7 @@ PROBE_EVERY = 0.005
 IDLE_SECONDS = 5.0
 TARGET_P95_MS = 20.0
 TARGET_MAX_MS = 50.0
+FLOOR = "floor"
 
 PROJECT = {
     "pytest.ini": "[pytest]\n",
@@ -121,16 +138,9 @@ def _read_response(connection: socket.socket) -> None:
         body += chunk
 
 
-@contextlib.contextmanager
-def serving(
-    pythonpath: Path | None, root: Path, port: int, stalls: Path | None = None
-) -> Iterator[subprocess.Popen[bytes]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
+def _server_argv(root: Path, port: int, stalls: Path | None) -> list[str]:
     start = baseline.server_args() if stalls is None else [str(BENCH / "loop_stalls.py"), str(stalls), "--"]
-    argv = [
+    return [
         sys.executable,
         *start,
         "--python",
@@ -148,8 +158,14 @@ def serving(
         "--max-concurrent-runs",
         str(RUNS),
     ]
+
+
+@contextlib.contextmanager
+def serving(argv: list[str], env: dict[str, str], root: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
     with (root.parent / "server.log").open("ab") as log:
-        process = subprocess.Popen(argv, env=env, stderr=log, stdout=subprocess.DEVNULL)
+        # A session of its own, as a server its clients do not start: where Linux groups processes
+        # by session for the scheduler (autogroup), the clients' CPU is not counted against it.
+        process = subprocess.Popen(argv, env=env, stderr=log, stdout=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -170,6 +186,70 @@ def serving(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def floor_server(port: int) -> None:
+    """The floor's server: uvicorn and Starlette, as ours serves HTTP with, answering only /healthz."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    app = Starlette(routes=[Route("/healthz", health, methods=["GET"])])
+    uvicorn.run(app, host="127.0.0.1", port=port, http="h11", lifespan="off", log_config=None, access_log=False)
+
+
+def open_idle_connections(port: int, count: int) -> list[socket.socket]:
+    """`count` keep-alive connections, each having asked /healthz once, left open and idle."""
+    connections = []
+    for _ in range(count):
+        connection = socket.create_connection(("127.0.0.1", port))
+        connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        _read_response(connection)
+        connections.append(connection)
+    return connections
+
+
+def floor_runs(root: Path) -> tuple[float, float, list[str]]:
+    """The 20 runs without a server: each `python -m pytest` twice in a row, all 20 at once."""
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    env = server_env(None)
+
+    def one(_: int) -> str:
+        for _pass in range(2):
+            # A session of its own, as the server starts each run (process.py).
+            done = subprocess.run(argv, cwd=root, env=env, capture_output=True, check=False, start_new_session=True)
+            said = done.stdout.decode(errors="replace").strip().splitlines()[-1:]
+            if not said or "2 failed, 4 passed" not in said[0]:
+                return f"pytest said {said}"
+        return ""
+
+    with concurrent.futures.ThreadPoolExecutor(RUNS) as pool:
+        started = time.time()
+        verdicts = list(pool.map(one, range(RUNS)))
+        ended = time.time()
+    return started, ended, verdicts
+
+
+def _loop_thread(pid: int) -> tuple[float, float, float]:
+    """(CPU ms, ms runnable but waiting for a core) of the process's main thread, its loop's, and the
+    CPU seconds of its reaped children (Linux /proc; zeros where there is none)."""
+    try:
+        executed, waited = (int(field) for field in Path(f"/proc/{pid}/schedstat").read_text().split()[:2])
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0, 0.0
+    children = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+    return executed / 1e6, waited / 1e6, children
+
+
+def _since(before: tuple[float, float, float], pid: int) -> tuple[float, float, float]:
+    after = _loop_thread(pid)
+    return after[0] - before[0], after[1] - before[1], after[2] - before[2]
 
 
 def open_idle_sessions(port: int, count: int) -> None:
@@ -220,9 +300,14 @@ def _wrong(structured: dict[str, Any], content: list[Any]) -> str:
     return ""
 
 
-def one_round(pythonpath: Path | None, root: Path, port: int, stalls: Path | None = None) -> dict[str, Any]:
-    with serving(pythonpath, root, port, stalls):
-        open_idle_sessions(port, IDLE_SESSIONS)
+def one_round(
+    pythonpath: Path | None, root: Path, port: int, stalls: Path | None = None, floor: bool = False
+) -> dict[str, Any]:
+    argv = [sys.executable, __file__, "--floor-server", str(port)] if floor else _server_argv(root, port, stalls)
+    with serving(argv, server_env(pythonpath), root, port) as server:
+        idle_connections = open_idle_connections(port, IDLE_SESSIONS) if floor else []
+        if not floor:
+            open_idle_sessions(port, IDLE_SESSIONS)
         prober = subprocess.Popen(
             [sys.executable, __file__, "--probe", str(port)],
             stdin=subprocess.PIPE,
@@ -232,10 +317,23 @@ def one_round(pythonpath: Path | None, root: Path, port: int, stalls: Path | Non
         assert prober.stdout is not None
         prober.stdout.readline()
         idle_from = time.time()
+        before = _loop_thread(server.pid)
         time.sleep(IDLE_SECONDS)
+        idle_loop = _since(before, server.pid)
         idle_to = time.time()
-        started, ended, verdicts = anyio.run(twenty_runs, port)
+        before = _loop_thread(server.pid)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if floor:
+            started, ended, verdicts = floor_runs(root)
+            reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+            runs_cpu = reaped.ru_utime + reaped.ru_stime - children.ru_utime - children.ru_stime
+            loaded_loop = (*_since(before, server.pid)[:2], runs_cpu)
+        else:
+            started, ended, verdicts = anyio.run(twenty_runs, port)
+            loaded_loop = _since(before, server.pid)
         out, _ = prober.communicate(b"")
+        for connection in idle_connections:
+            connection.close()
     samples = json.loads(out)
     idle = [seconds for sent, seconds in samples if idle_from <= sent <= idle_to]
     loaded = [seconds for sent, seconds in samples if started <= sent <= ended]
@@ -248,6 +346,8 @@ def one_round(pythonpath: Path | None, root: Path, port: int, stalls: Path | Non
         "seconds": ended - started,
         "wrong": [verdict for verdict in verdicts if verdict],
         "load": os.getloadavg()[0],
+        "idle_loop": idle_loop,
+        "loaded_loop": loaded_loop,
     }
 
 
@@ -261,10 +361,13 @@ def row(label: str, index: int, figures: dict[str, Any]) -> str:
     idle, loaded = figures["idle"], figures["loaded"]
     met = _ms(loaded, 0.95) <= TARGET_P95_MS and _ms(loaded, None) <= TARGET_MAX_MS and not figures["wrong"]
     wrong = ", ".join(figures["wrong"]) or f"all {RUNS} correct"
+    idle_cpu, idle_waited, _ = figures["idle_loop"]
+    cpu, waited, runs_cpu = figures["loaded_loop"]
     return (
         f"| {label} | {index} | {_ms(idle, 0.5):.1f} / {_ms(idle, 0.95):.1f} / {_ms(idle, None):.1f} "
         f"| {_ms(loaded, 0.5):.1f} / {_ms(loaded, 0.95):.1f} / {_ms(loaded, None):.1f} | {len(loaded)} "
-        f"| {figures['seconds']:.2f} | {wrong} | {figures['load']:.1f} | {'yes' if met else '**no**'} |"
+        f"| {figures['seconds']:.2f} | {idle_cpu:,.0f} / {idle_waited:,.0f} | {cpu:,.0f} / {waited:,.0f} "
+        f"| {runs_cpu:.1f} | {wrong} | {figures['load']:.1f} | {'yes' if met else '**no**'} |"
     )
 
 
@@ -276,10 +379,15 @@ def main() -> None:
     parser.add_argument(
         "--stalls", type=Path, metavar="DIR", help="start each server under loop_stalls.py, its findings in DIR"
     )
+    parser.add_argument("--floor", action="store_true", help="also measure the machine's floor, interleaved")
     parser.add_argument("--probe", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-server", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe is not None:
         probe(args.probe)
+        return
+    if args.floor_server is not None:
+        floor_server(args.floor_server)
         return
     if args.stalls:
         args.stalls.mkdir(parents=True, exist_ok=True)
@@ -287,6 +395,8 @@ def main() -> None:
     if args.baseline:
         short, copy = baseline.build(args.baseline)
         versions.append((f"@{short}", copy))
+    if args.floor:
+        versions.append((FLOOR, None))
     lines = []
     port = 19000 + os.getpid() % 1000
     with tempfile.TemporaryDirectory() as base:
@@ -296,14 +406,18 @@ def main() -> None:
             (root / name).write_text(text)
         for index in range(1, args.rounds + 1):
             for label, pythonpath in versions:
-                stalls = args.stalls / f"{label.strip('@').replace(' ', '-')}-{index}.json" if args.stalls else None
-                figures = one_round(pythonpath, root, port, stalls)
+                floor = label == FLOOR
+                stalls = None
+                if args.stalls and not floor:
+                    stalls = args.stalls / f"{label.strip('@').replace(' ', '-')}-{index}.json"
+                figures = one_round(pythonpath, root, port, stalls, floor)
                 lines.append(row(label, index, figures))
                 print(lines[-1], flush=True)
     header = (
         "| version | round | idle: p50 / p95 / max ms | 20 runs: p50 / p95 / max ms | probes | "
-        "20 runs took s | answers | load (1 min) | target met |\n"
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        "20 runs took s | loop thread idle: CPU / waiting for a core ms | the same, 20 runs | "
+        "runs' CPU s | answers | load (1 min) | target met |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
     )
     text = (
         f"# `/healthz` while runs end (issue 46)\n\n`bench/loop_latency.py`, {args.rounds} rounds, each on a fresh "

@@ -206,7 +206,9 @@ class SubprocessPytestRunner(TestRunner):
         spectrum = recording.spectrum
         if spectrum is not None:
             failed = any(trace.outcome == "failed" for trace in spectrum.tests)
-            spectrum = await with_digests(spectrum, self._code, self._root, self._worker, head=failed)
+            spectrum = await with_digests(
+                spectrum, self._code, self._root, self._worker, head=failed, processes=self._process_threads
+            )
         return spectrum, code
 
     async def collect(self, spec: CollectSpec) -> CollectionReport:
@@ -263,7 +265,9 @@ class SubprocessPytestRunner(TestRunner):
         )
         if run.refused is not None or run.spectrum is None or not run.spectrum.tests:
             return _why_nothing(run, spec.seconds)
-        spectrum = await with_digests(run.spectrum, self._code, self._root, self._worker)
+        spectrum = await with_digests(
+            run.spectrum, self._code, self._root, self._worker, processes=self._process_threads
+        )
         return spectrum.model_copy(update={"seconds": time.monotonic() - started})
 
     async def _pytest(

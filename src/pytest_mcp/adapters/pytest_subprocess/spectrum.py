@@ -19,7 +19,6 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any
 
-import anyio
 from pydantic import ValidationError
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
@@ -291,19 +290,33 @@ class ProjectCode:
         return CodeState(digests=digests, files=tuple(files))
 
 
-async def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | None:
-    """Each file as git's HEAD has it (None: not in HEAD); None when the root is not in a git work tree."""
+def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | None:
+    """Each file as git's HEAD has it (None: not in HEAD); None when the root is not in a git work tree.
+
+    Blocking: called in a thread (`with_digests`), so that starting git never holds the event loop
+    (a process start waits for the child to exec, a stall of its own on a loaded machine; issue 46)."""
     try:
-        prefix = await anyio.run_process(
-            ["git", "rev-parse", "--show-prefix"], cwd=root, check=False, stdin=subprocess.DEVNULL
+        prefix = subprocess.run(  # git from PATH, as the user's own git would be found
+            ["git", "rev-parse", "--show-prefix"],  # noqa: S607
+            cwd=root,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GIT_SECONDS,
         )
         if prefix.returncode != 0:
             return None
         base = prefix.stdout.decode().strip()
         request = "".join(f"HEAD:{base}{file}\n" for file in files).encode()
-        with anyio.fail_after(GIT_SECONDS):
-            batch = await anyio.run_process(["git", "cat-file", "--batch"], cwd=root, input=request, check=False)
-    except (OSError, TimeoutError):
+        batch = subprocess.run(
+            ["git", "cat-file", "--batch"],  # noqa: S607
+            cwd=root,
+            input=request,
+            check=False,
+            capture_output=True,
+            timeout=GIT_SECONDS,
+        )
+    except (OSError, subprocess.TimeoutExpired):
         return None
     if batch.returncode != 0:
         return None
@@ -323,13 +336,20 @@ async def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | No
 
 
 async def with_digests(
-    spectrum: Spectrum, code: ProjectCode, root: Path, worker: Worker, *, head: bool = True
+    spectrum: Spectrum,
+    code: ProjectCode,
+    root: Path,
+    worker: Worker,
+    *,
+    head: bool = True,
+    processes: Worker | None = None,
 ) -> Spectrum:
     """The spectrum with each function's digest now and, for a blamable one with `head`, at git's HEAD (when
     there is a git work tree), which definition of its name it is, and whether it is an accessor. Test
     code is digested too: a failing test none of whose functions changed is suspect flaky.
 
-    Reading and parsing the modules is the `worker`'s: the event loop only waits for git."""
+    Reading and parsing the modules is the `worker`'s; starting git and waiting for it, the
+    `processes`' (the runner's process threads; the `worker` without them): the event loop only awaits."""
     ordered = sorted(
         dict.fromkeys(f.file for f in spectrum.functions), key=lambda file: is_test_code(file, spectrum.test_modules)
     )
@@ -338,7 +358,7 @@ async def with_digests(
         return spectrum
     now = await worker.run(_functions_of, code, files)
     blamable = [file for file in files if not is_test_code(file, spectrum.test_modules)]
-    head_sources = await _at_head(root, blamable) if head and blamable else None
+    head_sources = await (processes or worker).run(_at_head, root, blamable) if head and blamable else None
     at_head = await worker.run(_digests_at_head, head_sources or {})
     return await worker.run(_named, spectrum, now, at_head if head_sources is not None else None)
 
