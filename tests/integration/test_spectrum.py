@@ -77,23 +77,10 @@ def test_add_pair():
 """
 
 
-def _record(python: str, root: Path, *options: str) -> dict[str, set[str]]:
-    (root / "first.txt").write_text("test_money.py::test_add\n", encoding="utf-8")
+def _pytest(python: str, root: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """Plain pytest on the project with our spectrum plugin and `options`; its tests fail."""
     completed = subprocess.run(
-        [
-            python,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            protocol.SPECTRUM_PLUGIN,
-            f"{protocol.OPTION_SPECTRUM}={root / 'spectrum.jsonl'}",
-            f"{protocol.OPTION_SPECTRUM_FIRST}={root / 'first.txt'}",
-            *options,
-            "-p",
-            "no:cacheprovider",
-            "test_money.py",
-        ],
+        [python, "-m", "pytest", "-q", "-p", protocol.SPECTRUM_PLUGIN, *options, "-p", "no:cacheprovider"],
         cwd=root,
         env={"PYTHONPATH": str(PLUGIN), "PATH": "/usr/bin:/bin"},
         capture_output=True,
@@ -101,6 +88,14 @@ def _record(python: str, root: Path, *options: str) -> dict[str, set[str]]:
         timeout=120,
     )
     assert completed.returncode == 1, completed.stdout + completed.stderr
+    return completed
+
+
+def _record(python: str, root: Path, *options: str) -> dict[str, set[str]]:
+    """A second pass's recording of test_money.py, test_add first."""
+    (root / "first.txt").write_text("test_money.py::test_add\n", encoding="utf-8")
+    first = f"{protocol.OPTION_SPECTRUM_FIRST}={root / 'first.txt'}"
+    _pytest(python, root, f"{protocol.OPTION_SPECTRUM}={root / 'spectrum.jsonl'}", first, *options, "test_money.py")
     spectrum = read_spectrum(root / "spectrum.jsonl", 1 << 20)
     names = [function.name for function in spectrum.functions]
     assert spectrum.recorder == ("sys.monitoring" if _monitored(python) else "sys.setprofile")
@@ -217,27 +212,7 @@ def test_the_runs_own_recorder_arms_each_function_again_for_every_test_and_skips
     (root / "test_money.py").write_text(RUN_TESTS, encoding="utf-8")
     recorded = root / "spectrum"
     recorded.mkdir()
-    completed = subprocess.run(
-        [
-            python,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            protocol.SPECTRUM_PLUGIN,
-            f"{protocol.OPTION_SPECTRUM_RUN}={recorded}",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:randomly",
-        ],
-        cwd=root,
-        env={"PYTHONPATH": str(PLUGIN), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert completed.returncode == 1, completed.stdout + completed.stderr
+    _pytest(python, root, f"{protocol.OPTION_SPECTRUM_RUN}={recorded}", "-p", "no:randomly")
     spectrum = read_run_spectrum(recorded, 1 << 20).spectrum
     assert spectrum is not None
     assert spectrum.recorder == "sys.monitoring"
