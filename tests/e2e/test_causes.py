@@ -228,12 +228,12 @@ async def test_a_second_pass_is_stopped_at_its_safety_and_what_it_recorded_befor
     files = {"shop/__init__.py": "", "shop/price.py": PRICE, "tests/test_slow.py": SLOW_AFTER_A_FAILURE}
     root = write_project(tmp_path / "project", files)
 
-    async with start_server(root, tmp_path, "--localize-max-seconds", "3").client() as client:
+    async with start_server(root, tmp_path, "--localize-max-seconds", "10").client() as client:
         result = await client.call_tool("execute_tests", {"node_ids": ["tests/test_slow.py::test_fails"]})
     answer = structured(result)
 
     note = answer["localization"]
-    assert note["seconds"] < 30, note  # killed, not waited for
+    assert note["seconds"] < 40, note  # killed, not waited for
     assert note["repeated"] == 1, note  # the failing test, recorded before the kill
     assert "the second pass hit its time limit" in note["reason"], note
 
@@ -248,14 +248,14 @@ def test_fails():
     assert label(5) == "5 EUR"
 
 """ + "".join(
-    f"\n\ndef test_slowish_{i}():\n    time.sleep(0.15)\n    assert label(4) == '4.00 EUR'\n" for i in range(20)
+    f"\n\ndef test_slowish_{i}():\n    time.sleep(0.05)\n    assert label(4) == '4.00 EUR'\n" for i in range(20)
 )
 
 
 async def test_the_second_pass_records_its_count_of_tests_however_long_they_take(tmp_path: Path) -> None:
-    """What the pass records is counted, not timed (issue 41): twenty tests of 0.15 s, half the run's
-    3 s, all run again and recorded. A pass bounded by half the run's wall time recorded about ten,
-    fewer on a busier machine."""
+    """What the pass records is counted, not timed (issue 41): the failing test and twenty of 0.05 s,
+    all run again and recorded. A pass bounded by half the run's wall time (at least 1 s) recorded
+    only the first few, fewer on a busier machine."""
     files = {"shop/__init__.py": "", "shop/price.py": PRICE, "tests/test_slowish.py": SLOWISH}
     root = write_project(tmp_path / "project", files)
 
