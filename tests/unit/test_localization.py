@@ -471,6 +471,16 @@ async def test_the_second_pass_runs_a_count_of_other_tests_whatever_the_run_took
 
 
 @pytest.mark.anyio
+async def test_the_second_passs_count_is_a_share_of_the_runs_tests_not_of_the_tests_listed(tmp_path: Path) -> None:
+    """An answer lists passing tests only with `detail` all: the count is a share of the summary's total."""
+    causes, asked = _asking(RequestPolicy(root=tmp_path))
+
+    await causes(RunSpec(), 2.0, [_failure("tests/test_a.py::test_t")], None, total=1000)
+
+    assert [spec.others for spec in asked] == [500]
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("duration", "ratio", "cap", "seconds"),
     [

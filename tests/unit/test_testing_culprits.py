@@ -90,6 +90,18 @@ async def test_the_pass_runs_only_its_count_of_other_tests_as_the_real_one_does(
     assert spectrum.stopped is None, "a count is the plan, not a stop"
 
 
+async def test_the_pass_counts_a_share_of_every_test_the_run_ran_not_only_of_those_the_answer_lists() -> None:
+    # Passing tests are listed only with detail "all": the count is half the summary's 121 tests.
+    runner = FakeTestRunner().script_environment(python_version="3.11.9")
+    runner.script("tests/test_many.py::test_fails", "failed", message="assert 1 == 2", runs=[GROSS])
+    for i in range(120):
+        runner.script(f"tests/test_many.py::test_{i:03}", runs=[NET])
+
+    result = await answer(runner)
+
+    assert result["localization"]["repeated"] == 1 + 61
+
+
 async def test_the_pass_keeps_the_runs_keywords_and_markers() -> None:
     spectrum = await shop().localize(localize(PRICE_10, keywords="gross"))
 

@@ -89,9 +89,12 @@ class NameCauses:
         recorded: Spectrum | None = None,
         code: CodeState | None = None,
         passed: Sequence[str] | None = None,
+        total: int | None = None,
     ) -> Causes:
         """`recorded` is the run's own spectrum, where it could record one (Python 3.12 and later): then
-        nothing runs again. Without it, a second pass records the failing tests and their modules."""
+        nothing runs again. Without it, a second pass records the failing tests and their modules.
+        `total` is the run's number of tests (its summary's), which a second pass's count is a share
+        of; None when `reports` are all of them (passing tests are listed only with `detail` all)."""
         symptoms = await self._worker.run(symptom_groups, reports)
         failing = [node_id for members in symptoms.values() for node_id in members]
         previous = await history.recall() if history is not None else History()
@@ -102,7 +105,8 @@ class NameCauses:
             # In the order the run reached them: a src-layout project may import its package through
             # the first module pytest collects (a doctest module), before its tests' modules need it.
             modules = tuple(dict.fromkeys(test.node_id.split("::", 1)[0] for test in reports if test.is_failure))
-            spectrum = await self._runner.localize(self._pass(spec, symptoms, modules, len(reports), duration))
+            tests = total if total is not None else len(reports)
+            spectrum = await self._runner.localize(self._pass(spec, symptoms, modules, tests, duration))
         elif failing:
             spectrum = "localization is off (--localize 0)"
         code = code or CodeState()

@@ -135,8 +135,9 @@ class ExecuteTests(Generic[T]):
         listed, shown = await self._worker.run(_listed_and_shown, request, report.tests)
         causes = None
         if request.detail != "summary" and any(test.is_failure for test in report.tests):
+            total = report.summary.total if report.summary is not None else None
             causes = await self._causes(
-                spec, report.duration, shown, history, report.spectrum, report.code, report.passed
+                spec, report.duration, shown, history, report.spectrum, report.code, report.passed, total
             )
             untested = causes.untested
         else:
