@@ -73,6 +73,47 @@ async def test_a_trickle_of_flushed_characters_is_read_in_ticks_not_one_wake_up_
 
 
 @pytest.mark.anyio
+async def test_a_trickle_that_goes_on_is_read_less_and_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A long run's dots: 20 a second for 3 s. Ticks that stay at 50 ms read each pipe 20 times a
+    # second (about 120 reads); ticks that lengthen while the trickle lasts, a dozen or so.
+    reads = []
+    read_available = process._read_available
+
+    def counting(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
+        reads.append(fd)
+        return read_available(fd, buffer)
+
+    monkeypatch.setattr(process, "_read_available", counting)
+    code = "import sys,time\nfor _ in range(60):\n sys.stdout.write('.');sys.stdout.flush();time.sleep(0.05)\n"
+
+    outcome = await _run(code)
+
+    assert outcome.stdout == "." * 60
+    assert len(reads) <= 4 * outcome.duration + 10, (len(reads), outcome.duration)
+
+
+@pytest.mark.anyio
+async def test_a_silent_pipe_is_never_read_until_something_comes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A run that writes nothing for a second (stderr, most runs; stdout between two slow tests)
+    # must not wake the event loop: 20 runs at once, each ticking on two pipes, were 800 wake-ups
+    # a second, most of the loop's work while they ran (issue 46).
+    reads = []
+    read_available = process._read_available
+
+    def counting(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
+        reads.append(fd)
+        return read_available(fd, buffer)
+
+    monkeypatch.setattr(process, "_read_available", counting)
+
+    outcome = await _run("import time\ntime.sleep(1)\nprint('done')\n")
+
+    assert outcome.stdout == "done\n"
+    # Each pipe: one read at the start, one when its writer is done (or the drain after the exit).
+    assert len(reads) <= 6, (len(reads), outcome.duration)
+
+
+@pytest.mark.anyio
 async def test_a_flood_is_read_as_it_comes_and_counted_to_the_byte() -> None:
     code = "import sys\nfor _ in range(320):\n sys.stdout.buffer.write(b'x' * 65536)\nsys.stdout.write('THE END')\n"
     limits = OutputLimits(stdout_head=100, stdout_tail=100)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from pytest_mcp.adapters.pytest_subprocess.containment import kill_group, stop_tree, until_gone
 from pytest_mcp.ports.worker import Inline, Worker
@@ -88,17 +89,22 @@ class OutputLimits:
 
 # pytest flushes a progress character after every test. Read as it comes, that is one event-loop
 # wake-up per test (about 40 µs each, 0.4 s of server CPU for 10,000 tests, taken from the cores
-# pytest runs on). So a pipe is read at most once a tick while output trickles, and as it comes
-# only while it floods (a tick's read filled the chunk), so a fast writer never waits on us.
+# pytest runs on). So a pipe that trickles is read once a tick, a tick that doubles while the
+# trickle lasts, up to _LONGEST_TICK; a pipe that floods (a read filled _FLOOD) is read as it
+# comes, so a fast writer never waits on us; and a silent pipe is waited on, never polled. A wake-up
+# costs the loop 0.1 to 0.2 ms: 20 runs ticking every 50 ms on two pipes each were 800 a second,
+# most of the loop's work while they ran (issue 46).
 _TICK_SECONDS = 0.05
+_LONGEST_TICK = 0.5
 _CHUNK = 64 * 1024
 _FLOOD = 16 * 1024
 _BURST = 16 * _CHUNK
 # Between two ticks a writer must not fill the pipe: once it is full, pytest blocks until the next
 # tick. A default pipe holds 64 KiB, which `--collect-only` at 10,000 tests fills about ten times
 # over (its node ids come all at once), and `-v` runs nearly as fast. Where Linux allows it
-# (/proc/sys/fs/pipe-max-size, 1 MiB by default), each pipe holds 1 MiB: 20 MB/s before a
-# writer waits, and past that the flood rule reads as it comes.
+# (/proc/sys/fs/pipe-max-size, 1 MiB by default), each pipe holds 1 MiB: 2 MB/s before a writer
+# waits within the longest tick, and past that the flood rule reads as it comes. A pipe that could
+# not be widened keeps the first tick.
 _PIPE_BYTES = 1024 * 1024
 # How long a process that overran is given to answer `dump_signal` before its group is killed.
 # faulthandler writes its dump from the signal handler itself, in well under a millisecond; the
@@ -106,12 +112,17 @@ _PIPE_BYTES = 1024 * 1024
 _DUMP_SECONDS = 0.2
 
 
-def _widen(fd: int) -> None:
-    """Let the pipe hold _PIPE_BYTES, where the platform and the user's pipe quota allow."""
+def _widen(fd: int) -> float:
+    """Let the pipe hold _PIPE_BYTES, where the platform and the user's pipe quota allow; return
+    the longest tick its capacity affords."""
     set_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
-    if set_size is not None:
-        with contextlib.suppress(OSError):  # over pipe-max-size or the user's quota: keep the default
-            fcntl.fcntl(fd, set_size, _PIPE_BYTES)
+    if set_size is None:
+        return _TICK_SECONDS
+    try:
+        fcntl.fcntl(fd, set_size, _PIPE_BYTES)
+    except OSError:  # over pipe-max-size or the user's quota: keep the default, and the first tick
+        return _TICK_SECONDS
+    return _LONGEST_TICK
 
 
 def _read_available(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
@@ -129,23 +140,31 @@ def _read_available(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
     return read, False
 
 
-async def _read_in_ticks(fd: int, buffer: BoundedBuffer, exited: anyio.Event) -> None:
-    """Read a pipe until end of file, or until what it held when the process exited is read.
+async def _read_in_ticks(fd: int, buffer: BoundedBuffer, longest_tick: float, reading: anyio.CancelScope) -> None:
+    """Read a pipe until end of file, or until `reading` is cancelled and what it held then is read.
 
-    Once the process group is dead nothing can write any more (a process that left the group
-    was stopped by its warden, or the runner, first), so the call never waits on a pipe
-    someone else keeps open.
+    `reading` is cancelled once the process group is dead: nothing can write any more (a process
+    that left the group was stopped by its warden, or the runner, first), so the call never waits
+    on a pipe someone else keeps open.
     """
-    while True:
-        final = exited.is_set()
+    tick = _TICK_SECONDS
+    with reading:
+        while True:
+            read, eof = _read_available(fd, buffer)
+            if eof:
+                return
+            if 0 < read < _FLOOD:  # a trickle: let the next tick's worth gather
+                await anyio.sleep(tick)
+                tick = min(2 * tick, longest_tick)
+                continue
+            if read:  # a flood: as it comes, and a short tick when it turns to a trickle
+                tick = _TICK_SECONDS
+            await anyio.wait_readable(fd)
+    while True:  # the group is dead: what the pipe holds is all there will be
         read, eof = _read_available(fd, buffer)
-        if eof or (final and read < _BURST):
+        if eof or read < _BURST:
             return
-        with anyio.move_on_after(_TICK_SECONDS):
-            if read >= _FLOOD:
-                await anyio.wait_readable(fd)
-            else:
-                await exited.wait()
+        await anyio.lowlevel.checkpoint()
 
 
 OWN_SETTINGS = ENV_PREFIX
@@ -266,9 +285,10 @@ async def run_in_process_group(
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     try:
+        longest_ticks = []
         for fd in (out_read, err_read):
             os.set_blocking(fd, False)
-            _widen(fd)
+            longest_ticks.append(_widen(fd))
         started = time.perf_counter()
         try:
             process = await _Started.start(
@@ -294,11 +314,11 @@ async def run_in_process_group(
         pgid = process.pid  # a new session makes the child its own group leader
         timed_out = False
         killed: set[int] = set()
-        exited = anyio.Event()
+        reading = (anyio.CancelScope(), anyio.CancelScope())
         try:
             async with anyio.create_task_group() as readers:
-                readers.start_soon(_read_in_ticks, out_read, out, exited)
-                readers.start_soon(_read_in_ticks, err_read, err, exited)
+                readers.start_soon(_read_in_ticks, out_read, out, longest_ticks[0], reading[0])
+                readers.start_soon(_read_in_ticks, err_read, err, longest_ticks[1], reading[1])
                 companion = anyio.CancelScope()
                 if while_running is not None:
 
@@ -322,7 +342,8 @@ async def run_in_process_group(
                 if process.returncode is None:
                     killed = await threads.run(stop_tree, pgid)
                 kill_group(pgid)
-                exited.set()
+                for scope in reading:
+                    scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 if process.returncode is None:  # cancelled while it ran: its warden is alive, and holds the tree
