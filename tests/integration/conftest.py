@@ -11,7 +11,7 @@ import pytest
 
 from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
-from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, venv_with
+from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, PYTEST_AND_XDIST, venv_with
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_REPORT_AND_ITS_DEPENDENCIES = (
@@ -67,6 +67,15 @@ def json_report_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert _can_import(python, "pytest_jsonreport"), "the json-report venv must have pytest-json-report"
     assert not _can_import(python, "hypothesis"), "the json-report venv must not have the dev venv's plugins"
     assert not _can_import(python, "pytest_mcp"), "the json-report venv must not have pytest-mcp"
+    return python
+
+
+@pytest.fixture(scope="session")
+def xdist_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv with pytest and pytest-xdist (its entry point included), nothing else; linked like bare_python."""
+    python = venv_with(tmp_path_factory.mktemp("xdist-venv"), PYTEST_AND_XDIST)
+    assert _can_import(python, "xdist"), "the xdist venv must have pytest-xdist"
+    assert not _can_import(python, "hypothesis"), "the xdist venv must not have the dev venv's plugins"
     return python
 
 
