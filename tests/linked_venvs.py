@@ -11,6 +11,7 @@ import pytest
 
 SITE_PACKAGES = Path(pytest.__file__).resolve().parents[1]
 PYTEST_AND_ITS_DEPENDENCIES = ("_pytest", "pytest", "pluggy", "iniconfig", "packaging", "py.py", "pygments")
+PYTEST_AND_XDIST = (*PYTEST_AND_ITS_DEPENDENCIES, "xdist", "execnet", "pytest_xdist")
 
 
 def venv_with(home: Path, packages: Sequence[str]) -> Path:

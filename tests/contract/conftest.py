@@ -21,7 +21,7 @@ from mcp_types import CallToolResult
 from pytest_mcp.testing import FakeTestRunner, connect
 from tests.answers import ToolErrorSeen, complete, tool_error
 from tests.contract.script import CONTRACT_ROOT, CONTRACT_SCRIPT, CULPRITS_ROOT
-from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, venv_with
+from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, PYTEST_AND_XDIST, venv_with
 
 # The real side asks pytest once per distinct call; its answers are deterministic.
 _REAL_ANSWERS: dict[str, CallToolResult] = {}
@@ -165,9 +165,7 @@ def plugin_free_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def xdist_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A target interpreter with pytest and pytest-xdist (its entry point included), nothing else."""
-    return venv_with(
-        tmp_path_factory.mktemp("xdist"), (*PYTEST_AND_ITS_DEPENDENCIES, "xdist", "execnet", "pytest_xdist")
-    )
+    return venv_with(tmp_path_factory.mktemp("xdist"), PYTEST_AND_XDIST)
 
 
 @pytest.fixture(scope="session")

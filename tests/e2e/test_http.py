@@ -50,14 +50,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _shared_http_server(base: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
+def _shared_http_server(
+    base: Path, *args: str, transport: str = "http", env: dict[str, str] | None = None
+) -> Iterator[HttpServer]:
     """A server for the module's tests that only need one so configured, not a fresh one; gone at the end.
 
     The per-test leftover check (conftest.py) looks for the test's own tmp_path, which this server's
     command line does not hold: the server is checked the same way once the module is done.
     """
     root = write_project(base / "proj", PROJECT)
-    with http_server(root, base, "--transport", "http", *args, env=env) as server:
+    with http_server(root, base, "--transport", transport, *args, env=env) as server:
         yield server
     print(server.stderr.read_text(errors="replace"))
     assert not processes_with(str(root)), processes_with(str(root))
@@ -67,6 +69,12 @@ def _shared_http_server(base: Path, *args: str, env: dict[str, str] | None = Non
 def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     """Streamable HTTP as configured by default."""
     yield from _shared_http_server(tmp_path_factory.mktemp("plain"))
+
+
+@pytest.fixture(scope="module")
+def plain_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """SSE as configured by default."""
+    yield from _shared_http_server(tmp_path_factory.mktemp("plain-sse"), transport="sse")
 
 
 @pytest.fixture(scope="module")
@@ -163,16 +171,18 @@ async def test_an_allowed_host_is_accepted(guarded: HttpServer) -> None:
     assert response.status == 200
 
 
-@pytest.mark.parametrize("transport", ["http", "sse"])
+@pytest.mark.parametrize("shared", ["plain", "plain_sse"], ids=["http", "sse"])
 def test_with_port_zero_the_port_file_and_the_serving_line_give_the_port_it_listens_on(
-    tmp_path: Path, transport: str
+    request: pytest.FixtureRequest, shared: str
 ) -> None:
-    """http_server starts every server with `--port 0 --port-file`: the port it reads is where /healthz answers."""
-    root = write_project(tmp_path / "proj", PROJECT)
-    with http_server(root, tmp_path, "--transport", transport) as server:
-        assert server.port != 0
-        assert server.request("GET", "/healthz").status == 200
-        assert f"url=http://127.0.0.1:{server.port}{server.path}" in server.stderr.read_text()
+    """http_server starts every server with `--port 0 --port-file`: the port it reads is where /healthz answers.
+
+    Any server of each transport shows it, so the module's shared ones do.
+    """
+    server: HttpServer = request.getfixturevalue(shared)
+    assert server.port != 0
+    assert server.request("GET", "/healthz").status == 200
+    assert f"url=http://127.0.0.1:{server.port}{server.path}" in server.stderr.read_text()
 
 
 def test_binding_to_all_interfaces_without_a_token_is_refused(tmp_path: Path) -> None:
@@ -212,21 +222,37 @@ def test_an_empty_or_short_token_never_serves_unauthenticated(tmp_path: Path, tr
     ids=["default", "given-path"],
 )
 def test_sse_serves_where_clients_look_for_it(
-    tmp_path: Path, args: tuple[str, ...], stream: str, messages: str
+    request: pytest.FixtureRequest, tmp_path: Path, args: tuple[str, ...], stream: str, messages: str
 ) -> None:
-    """Every client configured for GET /sse got a 404: --transport sse served at /mcp."""
-    root = write_project(tmp_path / "proj", PROJECT)
-    with http_server(root, tmp_path, "--transport", "sse", *args) as server:
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    """Every client configured for GET /sse got a 404: --transport sse served at /mcp.
+
+    The default case asks the module's shared SSE server, started with no --path either.
+    """
+    if not args:
+        status, first_event = _first_sse_event(request.getfixturevalue("plain_sse"), stream)
+    else:
+        root = write_project(tmp_path / "proj", PROJECT)
+        with http_server(root, tmp_path, "--transport", "sse", *args) as server:
+            status, first_event = _first_sse_event(server, stream)
+
+    assert status == 200
+    assert first_event.decode().startswith(f"event: endpoint\r\ndata: {messages}?session_id=")
+
+
+def _first_sse_event(server: HttpServer, stream: str) -> tuple[int, bytes]:
+    """GET `stream`: the status, and the bytes up to the endpoint event's session id."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
         connection.request("GET", stream)
         response = connection.getresponse()
         first_event = b""
         while b"session_id=" not in first_event:
-            first_event += response.read1(1000)
+            chunk = response.read1(1000)
+            assert chunk, f"the stream ended before the endpoint event: {first_event!r}"
+            first_event += chunk
+        return response.status, first_event
+    finally:
         connection.close()
-
-    assert response.status == 200
-    assert first_event.decode().startswith(f"event: endpoint\r\ndata: {messages}?session_id=")
 
 
 async def test_healthz_answers_without_auth_and_says_only_the_version(guarded: HttpServer) -> None:

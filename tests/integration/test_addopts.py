@@ -1,12 +1,12 @@
 """A project's addopts that a request meets (issue 19): what wins, and counts that stay exact.
 
-The target is this venv's own interpreter, which has pytest-xdist; tests/plugins covers the
-other plugins on pytest 8 and 9.
+The target is a venv of pytest and pytest-xdist (xdist_python, linked from ours): the dev venv's
+other plugins cost each start of pytest a second of imports; tests/plugins covers the other plugins
+on pytest 8 and 9.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,19 +42,19 @@ def project(root: Path, addopts: str) -> Path:
     return root
 
 
-async def call(root: Path, arguments: dict[str, Any]) -> Any:
-    container = create_container(Settings(root=root, python=Path(sys.executable)))
+async def call(root: Path, arguments: dict[str, Any], python: Path) -> Any:
+    container = create_container(Settings(root=root, python=python))
     async with Client(container.tool_server().server) as client:
         return await client.call_tool("execute_tests", arguments)
 
 
 @pytest.mark.parametrize("addopts", ["-n 2", "-p xdist -n 2"])
 async def test_failfast_under_xdist_from_addopts_is_a_result_with_pytests_exit_code(
-    tmp_path: Path, addopts: str
+    tmp_path: Path, addopts: str, xdist_python: Path
 ) -> None:
     root = project(tmp_path / "proj", addopts)
 
-    result = await call(root, {"failfast": True})
+    result = await call(root, {"failfast": True}, xdist_python)
 
     assert not result.is_error, result.content
     answer = result.structured_content
@@ -64,11 +64,11 @@ async def test_failfast_under_xdist_from_addopts_is_a_result_with_pytests_exit_c
 
 
 async def test_last_failed_without_pytests_cache_names_the_field_instead_of_running_everything(
-    tmp_path: Path,
+    tmp_path: Path, xdist_python: Path
 ) -> None:
     root = project(tmp_path / "proj", "-p no:cacheprovider")
 
-    error = tool_error(await call(root, {"last_failed": True}))
+    error = tool_error(await call(root, {"last_failed": True}, xdist_python))
 
     assert error.code == -32602
     assert error.data["errors"][0]["field"] == "last_failed"
@@ -76,12 +76,12 @@ async def test_last_failed_without_pytests_cache_names_the_field_instead_of_runn
 
 
 @pytest.mark.parametrize("addopts", ["-p no:terminal", "--tb=line", "-ra", "-v", "-x", "-p no:cacheprovider"])
-async def test_counts_stay_pytests_whatever_the_addopts(tmp_path: Path, addopts: str) -> None:
+async def test_counts_stay_pytests_whatever_the_addopts(tmp_path: Path, addopts: str, xdist_python: Path) -> None:
     root = project(tmp_path / "proj", addopts)
     oracle_root = project(tmp_path / "oracle", "-x" if addopts == "-x" else "")
     _, expected = pytest_oracle(oracle_root)
 
-    answer = (await call(root, {})).structured_content
+    answer = (await call(root, {}, xdist_python)).structured_content
 
     assert {key: answer["summary"][key] for key in expected} == expected
     listed = [member for group in answer["groups"] for member in signature_row(group)[-1]]

@@ -36,12 +36,12 @@ async def test_a_walk_into_a_link_out_of_the_root_is_a_collection_error_and_runs
 
 
 async def test_under_xdist_each_worker_walks_inside_the_guard_too(
-    main_python: Path, make_runner, tmp_path: Path
+    xdist_python: Path, make_runner, tmp_path: Path
 ) -> None:
     """pytest-xdist's workers do the collecting; they load our plugins by name from the run's directory."""
     root = linked_project(tmp_path)
 
-    report = await run(make_runner(main_python, root), RunSpec(node_ids=(".",), workers=2, timeout=60))
+    report = await run(make_runner(xdist_python, root), RunSpec(node_ids=(".",), workers=2, timeout=60))
 
     assert {error.node_id for error in report.collection_errors} == {"escape", "tests/test_link.py"}
     assert "leads outside the project root" in report.collection_errors[0].message

@@ -72,7 +72,10 @@ SERVE_UNTIL_READY = textwrap.dedent(
 
 def _serve_until_ready(*args: str, cwd: Path, path: str | None = None) -> tuple[str, set[str]]:
     """The transport `pytest-mcp ARGS` would serve with, and every module imported by then."""
-    ready = _ready(*args, cwd=cwd, path=path)
+    return _serving_and_modules(_ready(*args, cwd=cwd, path=path))
+
+
+def _serving_and_modules(ready: dict[str, Any]) -> tuple[str, set[str]]:
     return ready["serving"], set(ready["modules"])
 
 
@@ -113,16 +116,27 @@ FIRST_CALL_ONLY = (
 )
 
 
-def test_serving_builds_no_domain_model_until_a_call_needs_it(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def default_start(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What `pytest-mcp --root EMPTY --python OURS` (stdio, the default) has done when it would serve.
+
+    The tests below read different parts of this one start-up, each a start of the whole server
+    (about 3 s of an idle machine), so the module starts it once; the tests only read it.
+    """
+    root = tmp_path_factory.mktemp("default-start")
+    return _ready("--root", str(root), "--python", sys.executable, cwd=root)
+
+
+def test_serving_builds_no_domain_model_until_a_call_needs_it(default_start: dict[str, Any]) -> None:
     # The tool listing comes from tool_schemas.json; building the models' validators would cost
     # every start-up about 5 ms, so they are built (defer_build) on first use.
-    ready = _ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
-
-    assert ready["built"] == []
+    assert list(default_start["built"]) == []
 
 
-def test_serving_imports_no_use_case_runner_or_result_model_until_a_call_needs_them(tmp_path: Path) -> None:
-    _, modules = _serve_until_ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
+def test_serving_imports_no_use_case_runner_or_result_model_until_a_call_needs_them(
+    default_start: dict[str, Any],
+) -> None:
+    _, modules = _serving_and_modules(default_start)
 
     assert "pytest_mcp.domain.requests" in modules  # the tool listing's input schemas need it
     assert sorted(modules.intersection(FIRST_CALL_ONLY)) == []
@@ -155,19 +169,21 @@ def test_every_provider_the_container_defers_still_builds_what_it_names(tmp_path
     assert isinstance(container.http_options(), HttpOptions)
 
 
-def test_serving_over_stdio_imports_no_http_fake_or_recording_adapter_and_no_pytest(tmp_path: Path) -> None:
-    serving, modules = _serve_until_ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
+def test_serving_over_stdio_imports_no_http_fake_or_recording_adapter_and_no_pytest(
+    default_start: dict[str, Any],
+) -> None:
+    serving, modules = _serving_and_modules(default_start)
 
     assert serving == "StdioTransport"
     assert "pytest_mcp.adapters.mcp.stdio_transport" in modules
     assert sorted(modules.intersection(OFF_THE_STDIO_PATH)) == []
 
 
-def test_serving_does_not_import_rich_although_structlog_would(tmp_path: Path) -> None:
+def test_serving_does_not_import_rich_although_structlog_would(default_start: dict[str, Any]) -> None:
     # import-linter installs rich here, as many users' environments do; structlog imports it if it can.
     assert importlib.util.find_spec("rich") is not None, "this test needs rich installed to mean anything"
 
-    _, modules = _serve_until_ready("--root", str(tmp_path), "--python", sys.executable, cwd=tmp_path)
+    _, modules = _serving_and_modules(default_start)
 
     assert "structlog" in modules
     assert "rich" not in modules

@@ -1,4 +1,8 @@
-"""The reporter does no per-test work for a plain pass beyond what pytest itself does."""
+"""The reporter does no per-test work for a plain pass beyond what pytest itself does.
+
+The target is bare_python (pytest alone, linked): what is counted here is the reporter's own work
+beside pytest's, which the dev venv's other plugins would only add a second of imports to each run.
+"""
 
 from __future__ import annotations
 
@@ -59,9 +63,9 @@ def status_calls(root: Path) -> int:
     return int((root / "status-calls.txt").read_text())
 
 
-async def test_plain_passes_cost_the_reporter_no_status_hook_call(main_python: Path, counting_project: Path) -> None:
+async def test_plain_passes_cost_the_reporter_no_status_hook_call(bare_python: Path, counting_project: Path) -> None:
     raw = subprocess.run(
-        [str(main_python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        [str(bare_python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
         cwd=counting_project,
         capture_output=True,
         timeout=120,
@@ -69,7 +73,7 @@ async def test_plain_passes_cost_the_reporter_no_status_hook_call(main_python: P
     assert raw.returncode == 1, raw.stdout
     pytest_alone = status_calls(counting_project)
 
-    report = await run(SubprocessPytestRunner(TargetInterpreter.given(main_python), root=counting_project), RunSpec())
+    report = await run(SubprocessPytestRunner(TargetInterpreter.given(bare_python), root=counting_project), RunSpec())
 
     assert report.summary is not None
     assert (report.summary.passed, report.summary.failed, report.summary.xpassed) == (20, 1, 1)
@@ -96,11 +100,11 @@ def pytest_sessionfinish(session):
 
 @pytest.mark.parametrize("progress", [False, True], ids=["without-progress", "with-progress"])
 async def test_the_reporter_hooks_every_finished_test_only_to_report_progress(
-    main_python: Path, tmp_path: Path, progress: bool
+    bare_python: Path, tmp_path: Path, progress: bool
 ) -> None:
     (tmp_path / "conftest.py").write_text(HOOK_LISTING_CONFTEST)
     (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
-    runner = SubprocessPytestRunner(TargetInterpreter.given(main_python), root=tmp_path)
+    runner = SubprocessPytestRunner(TargetInterpreter.given(bare_python), root=tmp_path)
 
     with anyio.fail_after(120):
         report = await runner.run(RunSpec(progress=progress), _Ignore() if progress else None)
@@ -125,12 +129,12 @@ def test_the_reporter_was_imported_plainly():
 """
 
 
-async def test_the_reporter_is_imported_without_pytests_assertion_rewriting(main_python: Path, tmp_path: Path) -> None:
+async def test_the_reporter_is_imported_without_pytests_assertion_rewriting(bare_python: Path, tmp_path: Path) -> None:
     # pytest rewrites the asserts of every module `-p` names. The reporter is copied fresh into
     # each run, so pytest parsed it into AST objects every time, and the garbage collections those
     # caused cost about 35 ms of a 0.6 s run. It has no asserts to rewrite.
     (tmp_path / "test_loader.py").write_text(LOADER_TESTS)
-    runner = SubprocessPytestRunner(TargetInterpreter.given(main_python), root=tmp_path)
+    runner = SubprocessPytestRunner(TargetInterpreter.given(bare_python), root=tmp_path)
 
     report = await run(runner, RunSpec())
 
@@ -149,10 +153,10 @@ def test_the_guard_was_imported_plainly():
 """
 
 
-async def test_the_guard_is_imported_without_pytests_assertion_rewriting_too(main_python: Path, tmp_path: Path) -> None:
+async def test_the_guard_is_imported_without_pytests_assertion_rewriting_too(bare_python: Path, tmp_path: Path) -> None:
     # The guard is a plugin of its own beside the reporter, and loaded the same way.
     (tmp_path / "test_loader.py").write_text(GUARD_LOADER_TESTS)
-    runner = SubprocessPytestRunner(TargetInterpreter.given(main_python), root=tmp_path)
+    runner = SubprocessPytestRunner(TargetInterpreter.given(bare_python), root=tmp_path)
 
     report = await run(runner, RunSpec())
 
