@@ -11,12 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
-from mcp import Client, MCPError
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from pytest_mcp import __version__
-from pytest_mcp.adapters.mcp.tool_errors import ERROR_META_KEY
 from pytest_mcp.domain.errors import ExecutionFailed, InvalidArguments
 from pytest_mcp.settings import Settings, SettingsError
 
@@ -231,6 +229,12 @@ async def _serving(
 
 
 def _call(container: Container, tool: str, arguments: dict[str, Any]) -> int:
+    # Here, not at the top: the SDK's import is most of a start-up (1.6 s of CPU), and a command
+    # line or configuration that is refused should be told so at once.
+    from mcp import Client, MCPError
+
+    from pytest_mcp.adapters.mcp.tool_errors import ERROR_META_KEY
+
     container.init_resources()
 
     async def call() -> int:
