@@ -56,6 +56,21 @@ if TYPE_CHECKING:
 # strings, so that go-to-definition, mypy and renames reach them.
 
 
+_FIRST_CALL_MODULES = (
+    "pytest_mcp.domain.execute_tests",
+    "pytest_mcp.domain.discover_tests",
+    "pytest_mcp.domain.check_environment",
+    "pytest_mcp.adapters.concurrency_limit",
+    "pytest_mcp.adapters.mcp.presenter",
+    "pytest_mcp.adapters.mcp.environment_presenter",
+)
+_SUBPROCESS_MODULES = (
+    "pytest_mcp.adapters.pytest_subprocess.runner",
+    "pytest_mcp.adapters.pytest_subprocess.environment",
+)
+_FAKE_MODULES = ("pytest_mcp.adapters.fake.runner", "pytest_mcp.adapters.fake.environment")
+
+
 def _interpreter(root: Path, explicit: Path | None) -> TargetInterpreter:
     from pytest_mcp.adapters.pytest_subprocess.interpreter import TargetInterpreter
 
@@ -420,6 +435,13 @@ class Container(containers.DeclarativeContainer):
         allowed_hosts=config.allowed_hosts,
         auth_token=providers.Callable(_revealed, config.auth_token),
         limits=http_limits,
+    )
+    # What the first call would import on the event loop, for the chosen runner: the server imports
+    # it in a thread once it serves (ADR 0022), so that start-up stays lean and no call waits on it.
+    first_call_modules = providers.Selector(
+        config.runner,
+        subprocess=providers.Object(_FIRST_CALL_MODULES + _SUBPROCESS_MODULES),
+        fake=providers.Object(_FIRST_CALL_MODULES + _FAKE_MODULES),
     )
     # The serving process's collection policy (ADR 0022): full collections walk only what is new.
     # Only `_serve` starts it; an in-process user's heap is theirs.

@@ -207,6 +207,53 @@ def test_a_refused_command_line_is_refused_before_the_sdk_is_imported(argv: list
     assert "pytest-mcp:" in done.stderr
 
 
+FIRST_CALL_AFTER_THE_WARM_UP = textwrap.dedent(
+    """
+    import json, sys
+    import anyio
+    from mcp import Client
+    from pytest_mcp.cli import _import_off_the_loop
+    from pytest_mcp.container import create_container
+    from pytest_mcp.settings import Settings
+
+    container = create_container(Settings(root=sys.argv[1], python=sys.executable))
+    server = container.tool_server().server  # built before serving, as _serve does
+
+    async def main():
+        await _import_off_the_loop(container.first_call_modules())
+        before = set(sys.modules)
+        async with Client(server) as client:
+            result = await client.call_tool("execute_tests", {})
+        new = sorted(name for name in set(sys.modules) - before if name.startswith("pytest_mcp"))
+        print(json.dumps({"new": new, "error": result.is_error}))
+
+    anyio.run(main)
+    """
+)
+
+
+def test_once_serving_a_thread_imports_all_that_the_first_call_would_import_on_the_event_loop(tmp_path: Path) -> None:
+    # The first run's steps imported the runner's modules on the loop: 89 and 45 ms of CPU, once
+    # per server, in which no client was answered (ADR 0022). Start-up leaves them out (above).
+    (tmp_path / "test_one.py").write_text("def test_one():\n    assert 1 == 2\n")
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL_AFTER_THE_WARM_UP, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+
+    assert json.loads(done.stdout.splitlines()[-1]) == {"new": [], "error": False}, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("runner", ["subprocess", "fake"])
+def test_every_module_named_for_the_first_call_can_be_imported(tmp_path: Path, runner: str) -> None:
+    container = create_container(Settings(root=tmp_path, python=sys.executable, runner=runner))
+
+    assert [importlib.import_module(name).__name__ for name in container.first_call_modules()]
+
+
 def test_rich_stays_importable_after_the_server_imported_structlog() -> None:
     completed = subprocess.run(
         [sys.executable, "-c", "from pytest_mcp import cli; cli._import_structlog_without_rich(); import rich"],
