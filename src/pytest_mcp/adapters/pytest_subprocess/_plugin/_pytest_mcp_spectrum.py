@@ -202,6 +202,9 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
         super().__init__(functions)
         self.modules = 0
         self.scanned = set()
+        # id() of the collected test functions' code: pytest calls them, so they are never recorded for
+        # a test, and arming them would cost an instrumented code object and an event every test.
+        self.tests = set()
         self.active = False
         self.disabled = []  # the code objects whose event fired since the last test started
 
@@ -217,7 +220,8 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
             if not isinstance(filename, str) or self.functions.relative(filename) is None:
                 continue
             for code in _codes(module, filename):
-                sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.PY_START)
+                if id(code) not in self.tests:
+                    sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.PY_START)
 
     def _entered(self, code, offset):
         if self.active:
@@ -304,6 +308,14 @@ def _test_modules(items):
     """The modules of the collected test functions, whose code is never blamed: a doctest's module is
     the project's own code."""
     return sorted({item.nodeid.split("::", 1)[0] for item in items if isinstance(item, pytest.Function)})
+
+
+def _test_codes(items):
+    """The code of each collected test function (a bound method's function's for a test in a class)."""
+    for item in items:
+        code = getattr(getattr(item, "obj", None), "__code__", None)
+        if isinstance(code, types.CodeType):
+            yield code
 
 
 def _defined(item):
@@ -430,6 +442,8 @@ class RunSpectrum:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
         self.running = True  # pytest-xdist's controller collects nothing: its hook never runs
+        if self.recorder is not None:
+            self.recorder.tests = {id(code) for code in _test_codes(items)}
         recorder = self.recorder.name if self.recorder else ""
         self.emit(protocol.SPECTRUM_MODULES, modules=_test_modules(items), recorder=recorder)
 
