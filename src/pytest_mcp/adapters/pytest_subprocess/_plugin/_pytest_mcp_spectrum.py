@@ -114,12 +114,24 @@ class _Functions:
         self.alive = []
         self.count = 0
         self.files = {}  # co_filename -> the path relative to the root, or None
+        self.directories = {}  # a directory -> its real path
+
+    def _real(self, filename):
+        """os.path.realpath(filename), each directory resolved once: the first test asks about every
+        module imported, a few hundred files in a few dozen directories, each component an lstat."""
+        if os.path.islink(filename):
+            return os.path.realpath(filename)
+        directory, name = os.path.split(filename)
+        real = self.directories.get(directory)
+        if real is None:
+            real = self.directories[directory] = os.path.realpath(directory)
+        return os.path.join(real, name)
 
     def relative(self, filename):
         if filename not in self.files:
             relative = None
             if not filename.startswith("<"):
-                real = os.path.realpath(filename)
+                real = self._real(filename)
                 if real.startswith(self.root) and not any(part in real for part in _OUTSIDE):
                     relative = real[len(self.root) :].replace(os.sep, "/")
             self.files[filename] = relative
