@@ -23,9 +23,16 @@ def _inside(path, root):
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+_ROOTS = {}  # invocation directory -> its real path: asked again for every path pytest collects
+
+
 def _root(config):
     # The server starts pytest in the project root; the kernel gives the working directory real.
-    return os.path.realpath(str(config.invocation_params.dir))
+    directory = str(config.invocation_params.dir)
+    root = _ROOTS.get(directory)
+    if root is None:
+        root = _ROOTS[directory] = os.path.realpath(directory)
+    return root
 
 
 def _selected(config, path):

@@ -114,12 +114,24 @@ class _Functions:
         self.alive = []
         self.count = 0
         self.files = {}  # co_filename -> the path relative to the root, or None
+        self.directories = {}  # a directory -> its real path
+
+    def _real(self, filename):
+        """os.path.realpath(filename), each directory resolved once: the first test asks about every
+        module imported, a few hundred files in a few dozen directories, each component an lstat."""
+        if os.path.islink(filename):
+            return os.path.realpath(filename)
+        directory, name = os.path.split(filename)
+        real = self.directories.get(directory)
+        if real is None:
+            real = self.directories[directory] = os.path.realpath(directory)
+        return os.path.join(real, name)
 
     def relative(self, filename):
         if filename not in self.files:
             relative = None
             if not filename.startswith("<"):
-                real = os.path.realpath(filename)
+                real = self._real(filename)
                 if real.startswith(self.root) and not any(part in real for part in _OUTSIDE):
                     relative = real[len(self.root) :].replace(os.sep, "/")
             self.files[filename] = relative
@@ -202,6 +214,9 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
         super().__init__(functions)
         self.modules = 0
         self.scanned = set()
+        # id() of the collected test functions' code: pytest calls them, so they are never recorded for
+        # a test, and arming them would cost an instrumented code object and an event every test.
+        self.tests = set()
         self.active = False
         self.disabled = []  # the code objects whose event fired since the last test started
 
@@ -217,7 +232,8 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
             if not isinstance(filename, str) or self.functions.relative(filename) is None:
                 continue
             for code in _codes(module, filename):
-                sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.PY_START)
+                if id(code) not in self.tests:
+                    sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.PY_START)
 
     def _entered(self, code, offset):
         if self.active:
@@ -306,6 +322,14 @@ def _test_modules(items):
     return sorted({item.nodeid.split("::", 1)[0] for item in items if isinstance(item, pytest.Function)})
 
 
+def _test_codes(items):
+    """The code of each collected test function (a bound method's function's for a test in a class)."""
+    for item in items:
+        code = getattr(getattr(item, "obj", None), "__code__", None)
+        if isinstance(code, types.CodeType):
+            yield code
+
+
 def _defined(item):
     """Where a test is defined, to order tests whatever order a plugin dealt them in: its file, its
     line, and its node id (parametrized cases share a line)."""
@@ -382,7 +406,12 @@ class Spectrum:
 class RunSpectrum:
     """A run's own spectrum, in the process that runs its tests: each failing test's functions, the
     passing tests' count per function, and the project files imported. Skips, xfails and xpasses
-    say nothing of the code: they are counted on neither side."""
+    say nothing of the code: they are counted on neither side.
+
+    Its per-test hooks are plain ones, pytest_runtest_logstart and _logfinish, which pytest calls
+    around each test's setup, call and teardown anyway: a hook wrapper around the protocol cost
+    pluggy two generators a test. They count only in the process that collected the tests: under
+    pytest-xdist the controller is sent its workers' logstart and logfinish too."""
 
     def __init__(self, config, path):
         self.config = config
@@ -390,10 +419,13 @@ class RunSpectrum:
         self.functions = _Functions(str(config.rootpath), self.emit)
         recording = hasattr(sys, "monitoring") and not config.getoption(protocol.OPTION_SPECTRUM_FILES_ONLY)
         self.recorder = _LocalMonitoringRecorder(self.functions) if recording else None
+        self.running = False  # whether this process collected the tests, and so runs them
         self.outcome = None
         self.passing = 0
         self.counts = {}  # function id -> passing tests that entered it
-        self.passed = []  # passed_key of each passing test: what tells a suspect flaky failure next time
+        # The node id of each passing test, hashed into its passed_key once, at the end, where the keys
+        # are written: what tells a suspect flaky failure next time.
+        self.passed = []
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -404,7 +436,7 @@ class RunSpectrum:
             self.recorder.release()
         self.emit(protocol.SPECTRUM_PASSING, total=self.passing, counts=sorted(self.counts.items()))
         self.emit(protocol.SPECTRUM_IMPORTED, files=self._imported())
-        self.emit(protocol.SPECTRUM_PASSED, keys=self.passed)
+        self.emit(protocol.SPECTRUM_PASSED, keys=protocol.passed_keys(self.passed))
         self.emit(protocol.SPECTRUM_END, recorder=self.recorder.name if self.recorder is not None else "")
         self.file.close()
 
@@ -421,33 +453,37 @@ class RunSpectrum:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
+        self.running = True  # pytest-xdist's controller collects nothing: its hook never runs
+        if self.recorder is not None:
+            self.recorder.tests = {id(code) for code in _test_codes(items)}
         recorder = self.recorder.name if self.recorder else ""
         self.emit(protocol.SPECTRUM_MODULES, modules=_test_modules(items), recorder=recorder)
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_protocol(self, item, nextitem):
+    def pytest_runtest_logstart(self, nodeid, location):
         self.outcome = "passed"
-        if self.recorder is None:  # before Python 3.12: which tests passed, nothing of what they ran
-            yield
-            if self.outcome == "passed":
-                self.passed.append(protocol.passed_key(item.nodeid))
+        if self.recorder is not None and self.running:
+            self.recorder.start()
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        if not self.running:
             return
-        self.recorder.start()
-        try:
-            yield
-        finally:
-            functions = self.recorder.stop()
+        if self.recorder is None:  # before Python 3.12: which tests passed, nothing of what they ran
+            if self.outcome == "passed":
+                self.passed.append(nodeid)
+            return
+        functions = self.recorder.stop()
         if self.outcome == "passed":
-            self.passed.append(protocol.passed_key(item.nodeid))
-        if self.outcome == "failed":
-            self.emit(protocol.SPECTRUM_TEST, node_id=item.nodeid, outcome="failed", functions=sorted(functions))
-        elif self.outcome == "passed":
+            self.passed.append(nodeid)
             self.passing += 1
             counts = self.counts
             for function in functions:
                 counts[function] = counts.get(function, 0) + 1
+        elif self.outcome == "failed":
+            self.emit(protocol.SPECTRUM_TEST, node_id=nodeid, outcome="failed", functions=sorted(functions))
 
     def pytest_runtest_logreport(self, report):
+        if report.outcome == "passed" and not hasattr(report, "wasxfail"):
+            return  # most reports: a plain pass changes nothing
         if report.failed:
             self.outcome = "failed"
         elif self.outcome == "passed" and (report.skipped or hasattr(report, "wasxfail")):
