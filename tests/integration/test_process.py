@@ -49,19 +49,23 @@ async def _run(code: str, limits: OutputLimits | None = None, timeout: float = 3
     return await run_in_process_group(_python(code), cwd=Path.cwd(), timeout=timeout, limits=limits or OutputLimits())
 
 
-@pytest.mark.anyio
-async def test_a_trickle_of_flushed_characters_is_read_in_ticks_not_one_wake_up_each(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # pytest -q flushes one character per test; 2,000 of them over about a second.
-    reads = []
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pipe of each read the runner makes, in order."""
+    seen: list[int] = []
     read_available = process._read_available
 
     def counting(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
-        reads.append(fd)
+        seen.append(fd)
         return read_available(fd, buffer)
 
     monkeypatch.setattr(process, "_read_available", counting)
+    return seen
+
+
+@pytest.mark.anyio
+async def test_a_trickle_of_flushed_characters_is_read_in_ticks_not_one_wake_up_each(reads: list[int]) -> None:
+    # pytest -q flushes one character per test; 2,000 of them over about a second.
     code = "import sys,time\nfor _ in range(2000):\n sys.stdout.write('.');sys.stdout.flush();time.sleep(0.0005)\n"
 
     outcome = await _run(code)
@@ -73,17 +77,9 @@ async def test_a_trickle_of_flushed_characters_is_read_in_ticks_not_one_wake_up_
 
 
 @pytest.mark.anyio
-async def test_a_trickle_that_goes_on_is_read_less_and_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_trickle_that_goes_on_is_read_less_and_less_often(reads: list[int]) -> None:
     # A long run's dots: 20 a second for 3 s. Ticks that stay at 50 ms read each pipe 20 times a
     # second (about 120 reads); ticks that lengthen while the trickle lasts, a dozen or so.
-    reads = []
-    read_available = process._read_available
-
-    def counting(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
-        reads.append(fd)
-        return read_available(fd, buffer)
-
-    monkeypatch.setattr(process, "_read_available", counting)
     code = "import sys,time\nfor _ in range(60):\n sys.stdout.write('.');sys.stdout.flush();time.sleep(0.05)\n"
 
     outcome = await _run(code)
@@ -93,18 +89,10 @@ async def test_a_trickle_that_goes_on_is_read_less_and_less_often(monkeypatch: p
 
 
 @pytest.mark.anyio
-async def test_a_silent_pipe_is_never_read_until_something_comes(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_silent_pipe_is_never_read_until_something_comes(reads: list[int]) -> None:
     # A run that writes nothing for a second (stderr, most runs; stdout between two slow tests)
     # must not wake the event loop: 20 runs at once, each ticking on two pipes, were 800 wake-ups
     # a second, most of the loop's work while they ran (issue 46).
-    reads = []
-    read_available = process._read_available
-
-    def counting(fd: int, buffer: BoundedBuffer) -> tuple[int, bool]:
-        reads.append(fd)
-        return read_available(fd, buffer)
-
-    monkeypatch.setattr(process, "_read_available", counting)
 
     outcome = await _run("import time\ntime.sleep(1)\nprint('done')\n")
 
