@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib
+import functools
 import json
 import sys
 import typing
@@ -201,7 +201,7 @@ def _serve(container: Container) -> int:
     heap.start()  # after the server is built: its start-up objects are frozen with the imports
     try:
         served: int = anyio.run(
-            _serving, transport.serve, tool_server, heap, idle_seconds, container.first_call_modules()
+            _serving, transport.serve, tool_server, heap, idle_seconds, container.first_call_imports()
         )
     except (RunStoreUnavailable, BaseExceptionGroup) as exc:  # the store is attached before serving
         unavailable = exc.split(RunStoreUnavailable)[0] if isinstance(exc, BaseExceptionGroup) else exc
@@ -222,26 +222,19 @@ async def _serving(
     tool_server: McpToolServer,
     heap: FrozenHeap,
     idle_seconds: Callable[[], float],
-    first_call_modules: Sequence[str] = (),
+    first_call_imports: Callable[[], None] | None = None,
 ) -> int:
     """The transport serving, and beside it the heap's keeper: collections walk only what is new, the
     whole heap only when no call or run waits (ADR 0022). Meanwhile a thread imports what the first
     call would otherwise import on the event loop (about 90 ms of CPU there, ADR 0022)."""
     async with anyio.create_task_group() as group:
         group.start_soon(heap.keep, idle_seconds)
-        group.start_soon(_import_off_the_loop, first_call_modules)
+        if first_call_imports is not None:
+            # Abandoned on shutdown: an import cannot be interrupted, and the process is ending.
+            group.start_soon(functools.partial(anyio.to_thread.run_sync, first_call_imports, abandon_on_cancel=True))
         code = await serve(tool_server)
         group.cancel_scope.cancel()
     return code
-
-
-async def _import_off_the_loop(modules: Sequence[str]) -> None:
-    def import_all() -> None:
-        for module in modules:
-            importlib.import_module(module)
-
-    # Abandoned on shutdown: an import cannot be interrupted, and the process is ending.
-    await anyio.to_thread.run_sync(import_all, abandon_on_cancel=True)
 
 
 def _call(container: Container, tool: str, arguments: dict[str, Any]) -> int:

@@ -56,19 +56,21 @@ if TYPE_CHECKING:
 # strings, so that go-to-definition, mypy and renames reach them.
 
 
-_FIRST_CALL_MODULES = (
-    "pytest_mcp.domain.execute_tests",
-    "pytest_mcp.domain.discover_tests",
-    "pytest_mcp.domain.check_environment",
-    "pytest_mcp.adapters.concurrency_limit",
-    "pytest_mcp.adapters.mcp.presenter",
-    "pytest_mcp.adapters.mcp.environment_presenter",
-)
-_SUBPROCESS_MODULES = (
-    "pytest_mcp.adapters.pytest_subprocess.runner",
-    "pytest_mcp.adapters.pytest_subprocess.environment",
-)
-_FAKE_MODULES = ("pytest_mcp.adapters.fake.runner", "pytest_mcp.adapters.fake.environment")
+def _first_call_imports() -> None:
+    """What any runner's first call imports: the use cases and presenters."""
+    from pytest_mcp.adapters import concurrency_limit  # noqa: F401 - imported for the first call
+    from pytest_mcp.adapters.mcp import environment_presenter, presenter  # noqa: F401
+    from pytest_mcp.domain import check_environment, discover_tests, execute_tests  # noqa: F401
+
+
+def _subprocess_first_call_imports() -> None:
+    _first_call_imports()
+    from pytest_mcp.adapters.pytest_subprocess import environment, runner  # noqa: F401
+
+
+def _fake_first_call_imports() -> None:
+    _first_call_imports()
+    from pytest_mcp.adapters.fake import environment, runner  # noqa: F401
 
 
 def _interpreter(root: Path, explicit: Path | None) -> TargetInterpreter:
@@ -438,10 +440,10 @@ class Container(containers.DeclarativeContainer):
     )
     # What the first call would import on the event loop, for the chosen runner: the server imports
     # it in a thread once it serves (ADR 0022), so that start-up stays lean and no call waits on it.
-    first_call_modules = providers.Selector(
+    first_call_imports = providers.Selector(
         config.runner,
-        subprocess=providers.Object(_FIRST_CALL_MODULES + _SUBPROCESS_MODULES),
-        fake=providers.Object(_FIRST_CALL_MODULES + _FAKE_MODULES),
+        subprocess=providers.Object(_subprocess_first_call_imports),
+        fake=providers.Object(_fake_first_call_imports),
     )
     # The serving process's collection policy (ADR 0022): full collections walk only what is new.
     # Only `_serve` starts it; an in-process user's heap is theirs.
