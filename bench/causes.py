@@ -58,10 +58,11 @@ import baseline
 import planted
 from harness import REPO, RESULTS, TARGET_BIN, bench_env, connect, ensure_venv
 from mcp import StdioServerParameters
-from planted import CASES, PYTEST, Case, Plant
+from planted import CASES, HELD_OUT, PYTEST, Case, Plant
 
 SUITES = REPO / ".cache" / "causes-suites"
 FOUR_KB = 4_096
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def fetcher() -> ModuleType:
@@ -154,6 +155,7 @@ def fresh_copy(case: Case, project: Project, into: Path, *, bugs: bool, git: boo
     shutil.copytree(project.source, into, ignore=shutil.ignore_patterns(".pytest_cache", "__pycache__"))
     if case.suite is not None:
         planted.leave_out(into, case.suite)
+        planted.import_from_source(into, case.suite)
     if git:
         command = [shutil.which("git") or "git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
         for argv in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "clean"]):
@@ -171,7 +173,8 @@ def raw_pytest(root: Path, python: Path, env: dict[str, str]) -> dict[str, Any]:
         started = time.perf_counter()
         subprocess.run([str(python), "-m", "pytest", "-q"], cwd=root, env=env, stdout=out, stderr=out, check=False)
         seconds = time.perf_counter() - started
-    lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    text = ANSI.sub("", log.read_text(errors="replace"))  # a project's addopts may ask for --color=yes
+    lines = [line for line in text.splitlines() if line.strip()]
     return {"seconds": round(seconds, 2), "summary": lines[-1].strip("= ") if lines else ""}
 
 
@@ -451,6 +454,11 @@ def render(rows: list[dict[str, Any]], config: dict[str, Any]) -> str:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", help=f"comma-separated, of: {', '.join(case.key for case in CASES)}")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help=f"the held-out suites instead ({', '.join(case.key for case in HELD_OUT)}): not what ranking was tuned on",
+    )
     parser.add_argument("--out", default="causes", help="results/NAME.md and NAME.json (default causes)")
     parser.add_argument("--at", metavar="REV", help="run the server as it was at commit REV (bench/baseline.py)")
     parser.add_argument("--git", action="store_true", help="each copy a git repository at the clean project")
@@ -462,8 +470,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    wanted = args.cases.split(",") if args.cases else [case.key for case in CASES]
-    unknown = set(wanted) - {case.key for case in CASES}
+    cases = HELD_OUT if args.held_out else CASES
+    wanted = args.cases.split(",") if args.cases else [case.key for case in cases]
+    unknown = set(wanted) - {case.key for case in cases}
     if unknown:
         print(f"no such case: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
@@ -471,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     at = baseline.build(args.at) if args.at else None
     python = interpreter(args.python)
     server = Server(bench_env(), at[1] if at else None, args.git)
-    rows = measure([case for case in CASES if case.key in wanted], server, python)
+    rows = measure([case for case in cases if case.key in wanted], server, python)
     suites_python = subprocess.run(
         [str(python.python), "-c", "import platform; print(platform.python_version())"],
         capture_output=True, text=True, check=True,

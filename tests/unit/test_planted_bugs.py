@@ -4,20 +4,35 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
-from bench.planted import CASES, RAISES, WRONG_VALUE, Case, Plant, PlantError, plant, planted_source
+from bench.planted import (
+    CASES,
+    HELD_OUT,
+    RAISES,
+    WRONG_VALUE,
+    Case,
+    Plant,
+    PlantError,
+    RealSuite,
+    import_from_source,
+    plant,
+    planted_source,
+)
 
 REAL = [case for case in CASES if case.suite is not None]
+EVERY_REAL = [*REAL, *HELD_OUT]
 GENERATED = [case for case in CASES if case.generate is not None]
 SUITES = Path(__file__).resolve().parents[2] / ".cache" / "causes-suites"
 QUALNAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 def _plants() -> list[pytest.param]:
-    return [pytest.param(case, bug, id=f"{case.key}:{bug.function}") for case in CASES for bug in case.plants]
+    every = (*CASES, *HELD_OUT)
+    return [pytest.param(case, bug, id=f"{case.key}:{bug.function}") for case in every for bug in case.plants]
 
 
 @pytest.mark.parametrize(("case", "bug"), _plants())
@@ -39,6 +54,30 @@ def test_the_cases_are_the_mix_the_issue_asks_for() -> None:
     assert kinds.count(RAISES) >= 1
     assert len({case.key for case in CASES}) == len(CASES)
     assert [len(case.plants) for case in GENERATED] == [1, 3]  # one shared function; three bugs in one run
+
+
+def test_the_held_out_suites_are_real_single_bug_suites_the_bench_was_not_built_on() -> None:
+    assert len(HELD_OUT) == 6
+    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT)
+    assert not {case.key for case in HELD_OUT} & {case.key for case in CASES}
+    assert {bug.kind for case in HELD_OUT for bug in case.plants} == {WRONG_VALUE, RAISES}
+
+
+def test_a_src_layout_copy_imports_its_own_package_first(tmp_path: Path) -> None:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("WHERE = 'copy'\n")
+    (tmp_path / "conftest.py").write_text("ROOT = True\n")
+    import_from_source(tmp_path, RealSuite("pkg", "1.0", (), source="src"))
+    namespace: dict[str, object] = {"__file__": str(tmp_path / "conftest.py")}
+    saved = list(sys.path)
+    try:
+        exec((tmp_path / "conftest.py").read_text(), namespace)  # the conftest this test wrote
+        assert namespace["ROOT"] is True  # appended to, not replaced
+        assert sys.path[0] == str(tmp_path / "src")
+    finally:
+        sys.path[:] = saved
+    import_from_source(tmp_path / "src", RealSuite("flat", "1.0", ()))  # no source: nothing written
+    assert not (tmp_path / "src" / "conftest.py").exists()
 
 
 @pytest.mark.parametrize("case", GENERATED, ids=lambda case: case.key)
@@ -74,7 +113,7 @@ def test_a_bug_outside_the_function_it_names_is_refused() -> None:
     assert "net * 3" in planted_source(SOURCE, inside)
 
 
-@pytest.mark.parametrize("case", REAL, ids=lambda case: case.key)
+@pytest.mark.parametrize("case", EVERY_REAL, ids=lambda case: case.key)
 def test_a_fetched_suite_takes_its_bug_where_the_case_says(case: Case) -> None:
     """Only where bench/causes.py has fetched the suite (it needs the network); reading files is fast."""
     assert case.suite is not None
