@@ -17,10 +17,13 @@ PYTEST_AND_XDIST = (*PYTEST_AND_ITS_DEPENDENCIES, "xdist", "execnet", "pytest_xd
 def venv_with(home: Path, packages: Sequence[str]) -> Path:
     """A target interpreter whose environment holds only `packages` (linked from ours), and their dist-info."""
     venv.EnvBuilder(with_pip=False, symlinks=True).create(home)
-    python = home / "bin" / "python"
-    site = home / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    link_packages(home / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages", packages)
+    return home / "bin" / "python"
+
+
+def link_packages(site: Path, packages: Sequence[str]) -> None:
+    """Link `packages` (and their dist-info) from our site-packages into the directory `site`."""
     for name in packages:
         for found in (SITE_PACKAGES / name, *SITE_PACKAGES.glob(f"{name}-*.dist-info")):
             if found.exists():
                 (site / found.name).symlink_to(found)
-    return python

@@ -2,13 +2,17 @@
 
 Sizes are bytes of the whole answer, structured content (JSON) plus the text block, measured
 through the production container and the real subprocess runner.
+
+The target is json_report_python (tests/integration/conftest.py): pytest and pytest-json-report, as
+in the dev venv, without the dev venv's hypothesis, anyio, trio and xdist, whose pytest11 entry
+points every start and every one of a generated suite's thousands of tests paid for. The answers are
+the same bytes on either (every case of bench/response_sizes.py compared, bench/results/suite-time.md).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -40,12 +44,20 @@ def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("shared-answers")
 
 
-async def shared_answer(directory: Path, files: dict[str, str]) -> tuple[Path, tuple[int, dict[str, Any], str]]:
+@pytest.fixture(scope="module")
+def target(json_report_python: Path) -> Path:
+    """The interpreter every run of this module starts pytest with."""
+    return json_report_python
+
+
+async def shared_answer(
+    directory: Path, files: dict[str, str], python: Path
+) -> tuple[Path, tuple[int, dict[str, Any], str]]:
     """(the suite's root, its answer to execute_tests with no arguments), run once for the module."""
-    key = json.dumps(files, sort_keys=True)
+    key = json.dumps([files, str(python)], sort_keys=True)
     if key not in _SHARED:
         root = write(directory / f"suite-{len(_SHARED)}", files)
-        _SHARED[key] = (root, await answer(root, {}))
+        _SHARED[key] = (root, await answer(root, {}, python=python))
     root, (size, structured, text) = _SHARED[key]
     return root, (size, copy.deepcopy(structured), text)
 
@@ -58,9 +70,9 @@ def passing_suite(count: int) -> dict[str, str]:
     }
 
 
-async def test_an_all_pass_answer_has_the_same_size_whatever_the_suite_size(tmp_path: Path) -> None:
-    small, _, _ = await answer(write(tmp_path / "small", passing_suite(10)), {})
-    large, structured, _ = await answer(write(tmp_path / "large", passing_suite(3000)), {})
+async def test_an_all_pass_answer_has_the_same_size_whatever_the_suite_size(tmp_path: Path, target: Path) -> None:
+    small, _, _ = await answer(write(tmp_path / "small", passing_suite(10)), {}, python=target)
+    large, structured, _ = await answer(write(tmp_path / "large", passing_suite(3000)), {}, python=target)
 
     assert structured["summary"]["passed"] == 3000
     assert large <= ALL_PASS_CEILING
@@ -68,13 +80,15 @@ async def test_an_all_pass_answer_has_the_same_size_whatever_the_suite_size(tmp_
     assert abs(large - small) <= 24, (small, large)
 
 
-async def test_a_huge_assertion_message_costs_a_few_kilobytes_and_says_how_much_was_cut(tmp_path: Path) -> None:
+async def test_a_huge_assertion_message_costs_a_few_kilobytes_and_says_how_much_was_cut(
+    tmp_path: Path, target: Path
+) -> None:
     root = write(
         tmp_path / "huge",
         {"test_huge.py": "def test_huge():\n    assert 'x' * 5_000_000 == 'y' * 5_000_000, 'z' * 5_000_000\n"},
     )
 
-    size, structured, text = await answer(root, {"verbosity": 2})
+    size, structured, text = await answer(root, {"verbosity": 2}, python=target)
 
     (group,) = structured["groups"]
     failure = group["representative"]
@@ -84,7 +98,9 @@ async def test_a_huge_assertion_message_costs_a_few_kilobytes_and_says_how_much_
     assert size <= FAILURE_CEILING + ANSWER_OVERHEAD + len(text.encode())
 
 
-async def test_the_traceback_keeps_project_frames_and_the_assertion_not_library_frames(tmp_path: Path) -> None:
+async def test_the_traceback_keeps_project_frames_and_the_assertion_not_library_frames(
+    tmp_path: Path, target: Path
+) -> None:
     root = write(
         tmp_path / "lib",
         {
@@ -94,7 +110,8 @@ async def test_the_traceback_keeps_project_frames_and_the_assertion_not_library_
         },
     )
 
-    _, structured, _ = await answer(root, {"detail": "all"})  # the whole report; a group shows its evidence lines
+    # The whole report; a group shows its evidence lines.
+    _, structured, _ = await answer(root, {"detail": "all"}, python=target)
 
     (report,) = [test for test in structured["tests"] if test["outcome"] == "failed"]
     traceback = report["traceback"]
@@ -104,7 +121,7 @@ async def test_the_traceback_keeps_project_frames_and_the_assertion_not_library_
     assert "json/decoder.py" not in traceback.split("hidden by pytest-mcp")[-1].split("\n\n")[0]
 
 
-async def test_the_whole_answer_is_capped_and_says_how_many_reports_were_left_out(tmp_path: Path) -> None:
+async def test_the_whole_answer_is_capped_and_says_how_many_reports_were_left_out(tmp_path: Path, target: Path) -> None:
     suite = (
         "import pytest\n\n"
         "@pytest.mark.parametrize('i', range(300))\n"
@@ -113,7 +130,7 @@ async def test_the_whole_answer_is_capped_and_says_how_many_reports_were_left_ou
     )
     root = write(tmp_path / "many", {"test_many.py": suite})
 
-    size, structured, text = await answer(root, {"detail": "all"}, max_response_bytes=16_000)
+    size, structured, text = await answer(root, {"detail": "all"}, python=target, max_response_bytes=16_000)
 
     assert size <= 16_000
     assert structured["summary"]["failed"] == 300
@@ -158,9 +175,9 @@ def test_helper_two_frames_down():
 """
 
 
-async def test_three_typical_failures_in_2000_tests_answer_within_3_kb(shared_dir: Path) -> None:
+async def test_three_typical_failures_in_2000_tests_answer_within_3_kb(shared_dir: Path, target: Path) -> None:
     # The benchmark's failure mix: an integer assertion, a string diff, an exception two frames down.
-    _, (size, structured, text) = await shared_answer(shared_dir, {"test_shop.py": THREE_FAILURES})
+    _, (size, structured, text) = await shared_answer(shared_dir, {"test_shop.py": THREE_FAILURES}, target)
 
     assert (structured["summary"]["passed"], structured["summary"]["failed"]) == (1997, 3)
     # 3,016 bytes on 760cd42, before groups; 3.7-4.5 KB with them on d620d79 (issue 38). A group of
@@ -171,8 +188,8 @@ async def test_three_typical_failures_in_2000_tests_answer_within_3_kb(shared_di
     assert "def parse_price(text):" not in text
 
 
-async def test_a_group_of_one_costs_at_most_100_bytes_more_than_its_bare_report(shared_dir: Path) -> None:
-    _, (_, structured, _) = await shared_answer(shared_dir, {"test_shop.py": THREE_FAILURES})
+async def test_a_group_of_one_costs_at_most_100_bytes_more_than_its_bare_report(shared_dir: Path, target: Path) -> None:
+    _, (_, structured, _) = await shared_answer(shared_dir, {"test_shop.py": THREE_FAILURES}, target)
 
     for group in structured["groups"]:
         assert group["count"] == 1
@@ -182,7 +199,7 @@ async def test_a_group_of_one_costs_at_most_100_bytes_more_than_its_bare_report(
 
 
 async def test_a_representative_carries_what_the_text_shows_within_1_5_kb_and_node_ids_give_the_rest(
-    tmp_path: Path,
+    tmp_path: Path, target: Path
 ) -> None:
     long_traceback = THREE_FAILURES + textwrap.dedent(
         '''
@@ -199,10 +216,11 @@ async def test_a_representative_carries_what_the_text_shows_within_1_5_kb_and_no
     )
     root = write(tmp_path / "deep", {"test_shop.py": long_traceback})
 
-    _, structured, text = await answer(root, {})
+    _, structured, text = await answer(root, {}, python=target)
     group = next(g for g in structured["groups"] if "test_deep" in g["representative"]["node_id"])
     representative = group["representative"]
-    _, everything, _ = await answer(root, {"detail": "all"})  # every report in full, as get_test_run pages them
+    # Every report in full, as get_test_run pages them.
+    _, everything, _ = await answer(root, {"detail": "all"}, python=target)
     full = [test for test in everything["tests"] if test["node_id"] == representative["node_id"]]
 
     assert len(json.dumps(representative, separators=(",", ":"))) <= 1536
@@ -215,9 +233,9 @@ async def test_a_representative_carries_what_the_text_shows_within_1_5_kb_and_no
     assert len(full[0]["traceback"]) > len(representative["traceback"]), "get_test_run gives the whole report"
 
 
-async def test_discovery_of_a_large_suite_stays_within_the_cap(tmp_path: Path) -> None:
+async def test_discovery_of_a_large_suite_stays_within_the_cap(tmp_path: Path, target: Path) -> None:
     root = write(tmp_path / "large", passing_suite(3000))
-    container = create_container(Settings(root=root, python=Path(sys.executable)))
+    container = create_container(Settings(root=root, python=target))
     async with Client(container.tool_server().server) as client:
         result = await client.call_tool("discover_tests", {})
     structured = result.structured_content or {}
@@ -231,10 +249,12 @@ async def test_discovery_of_a_large_suite_stays_within_the_cap(tmp_path: Path) -
     assert structured["tests"][0]["node_id"] == "test_many.py::test_passes[0]"
 
 
-async def test_a_large_collection_reads_as_tests_per_file_first_and_says_how_to_narrow(tmp_path: Path) -> None:
+async def test_a_large_collection_reads_as_tests_per_file_first_and_says_how_to_narrow(
+    tmp_path: Path, target: Path
+) -> None:
     files = {f"test_m{m}.py": passing_suite(100 * (m + 1))["test_many.py"] for m in range(30)}
     root = write(tmp_path / "modules", files)
-    container = create_container(Settings(root=root, python=Path(sys.executable)))
+    container = create_container(Settings(root=root, python=target))
     async with Client(container.tool_server().server) as client:
         result = await client.call_tool("discover_tests", {})
         narrowed = await client.call_tool("discover_tests", {"path": "test_m3.py"})
@@ -266,8 +286,8 @@ async def test_a_large_collection_reads_as_tests_per_file_first_and_says_how_to_
 # On 760cd42 (before groups) the first three and the skips case answered 31-32 KB, at the cap.
 
 
-async def one_case(shared_dir: Path, name: str) -> tuple[int, dict[str, Any], str]:
-    return (await shared_answer(shared_dir, CASES[name].files))[1]
+async def one_case(shared_dir: Path, name: str, python: Path) -> tuple[int, dict[str, Any], str]:
+    return (await shared_answer(shared_dir, CASES[name].files, python))[1]
 
 
 @pytest.mark.parametrize(
@@ -278,9 +298,11 @@ async def one_case(shared_dir: Path, name: str) -> tuple[int, dict[str, Any], st
         "300 failures from 3 different causes",
     ],
 )
-async def test_failures_of_a_few_causes_answer_one_group_per_cause_within_the_goal(shared_dir: Path, name: str) -> None:
+async def test_failures_of_a_few_causes_answer_one_group_per_cause_within_the_goal(
+    shared_dir: Path, name: str, target: Path
+) -> None:
     case = CASES[name]
-    size, structured, text = await one_case(shared_dir, name)
+    size, structured, text = await one_case(shared_dir, name, target)
 
     assert case.goal_bytes is not None
     assert size <= case.goal_bytes, size
@@ -293,9 +315,11 @@ async def test_failures_of_a_few_causes_answer_one_group_per_cause_within_the_go
 
 
 async def test_a_helper_failing_500_tests_is_one_group_at_the_helpers_line_with_its_members_as_one_range(
-    shared_dir: Path,
+    shared_dir: Path, target: Path
 ) -> None:
-    _, structured, _ = await one_case(shared_dir, "500 failures, one cause (a helper raising ValueError), 10,000 tests")
+    _, structured, _ = await one_case(
+        shared_dir, "500 failures, one cause (a helper raising ValueError), 10,000 tests", target
+    )
 
     (group,) = structured["groups"]
     assert (group["count"], group["exception"], group["crash"]) == (500, "ValueError", "test_values.py:5")
@@ -305,8 +329,10 @@ async def test_a_helper_failing_500_tests_is_one_group_at_the_helpers_line_with_
     assert group["representative"]["node_id"] == "test_values.py::test_value[0]"
 
 
-async def test_forty_different_assertions_are_forty_groups_all_visible_none_merged(shared_dir: Path) -> None:
-    size, structured, _ = await one_case(shared_dir, "40 failures, each a different assertion")
+async def test_forty_different_assertions_are_forty_groups_all_visible_none_merged(
+    shared_dir: Path, target: Path
+) -> None:
+    size, structured, _ = await one_case(shared_dir, "40 failures, each a different assertion", target)
 
     groups = structured["groups"]
     assert size <= 32_000
@@ -318,10 +344,10 @@ async def test_forty_different_assertions_are_forty_groups_all_visible_none_merg
 
 
 async def test_a_passing_run_with_skips_and_xfails_gives_their_reasons_and_counts_not_each_test(
-    shared_dir: Path,
+    shared_dir: Path, target: Path
 ) -> None:
     root, (size, structured, text) = await shared_answer(
-        shared_dir, CASES["all pass, 354 skips with 3 reasons, 17 xfails"].files
+        shared_dir, CASES["all pass, 354 skips with 3 reasons, 17 xfails"].files, target
     )
 
     assert size <= 1_500, size
@@ -335,13 +361,15 @@ async def test_a_passing_run_with_skips_and_xfails_gives_their_reasons_and_count
     assert "354 skipped (3 reasons):" in text
     assert "17 xfailed (1 reason):" in text
     # detail='all' still lists every test.
-    _, everything, _ = await answer(root, {"detail": "all"})
+    _, everything, _ = await answer(root, {"detail": "all"}, python=target)
     assert len(everything["tests"]) + everything["omitted_tests"] == 4972 + 354 + 17
 
 
-async def test_a_clean_10000_test_run_costs_only_the_two_empty_lists_more_than_before(shared_dir: Path) -> None:
+async def test_a_clean_10000_test_run_costs_only_the_two_empty_lists_more_than_before(
+    shared_dir: Path, target: Path
+) -> None:
     # Not a regression test: an invariant. 760cd42 answered 301 bytes; `"groups":[],"reasons":[]` adds 24.
-    size, structured, _ = await one_case(shared_dir, "10,000 passing, no skips")
+    size, structured, _ = await one_case(shared_dir, "10,000 passing, no skips", target)
 
     assert structured["summary"]["passed"] == 10_000
     assert (structured["groups"], structured["reasons"]) == ([], [])

@@ -7,7 +7,6 @@ reports come by node id.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -58,14 +57,14 @@ async def _answer(client: Any, tool: str, arguments: dict[str, Any]) -> dict[str
 
 
 async def test_one_wrong_value_failing_235_tests_is_one_cause_whose_ids_page_in_three_pages_or_fewer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, json_report_python: Path
 ) -> None:
     tests = {f"test_words_{i}.py": TEST.format(i=i, check=check) for i, check in enumerate(CHECKS)}
     files = {"words.py": PLURAL} | tests
     root = write(tmp_path / "project", files)
     monkeypatch.setenv("PYTEST_MCP_LOCALIZE", "10")  # this machine's load must not decide it
 
-    async with connect(root=root, python=Path(sys.executable), detach_after=60) as client:
+    async with connect(root=root, python=json_report_python, detach_after=60) as client:
         answer = await _answer(client, "execute_tests", {})
         (cause,) = answer["groups"]
         members: list[str] = []

@@ -35,10 +35,10 @@ AWKWARD_IDS = [
 ]
 
 
-def test_awkward_ids_are_real_node_ids_according_to_pytest(main_python):
+def test_awkward_ids_are_real_node_ids_according_to_pytest(json_report_python):
     """Guards the table above: every id must be one pytest itself collects."""
     for name in ("ids", "unicode_ids"):
-        collected = set(pytest_collect(main_python, project(name), CollectSpec()).node_ids)
+        collected = set(pytest_collect(json_report_python, project(name), CollectSpec()).node_ids)
         wanted = {node_id for project_name, node_id in AWKWARD_IDS if project_name == name}
         assert wanted <= collected, wanted - collected
 

@@ -14,13 +14,14 @@ PROJECTS = ["outcomes", "ids", "unicode_ids", "collection_error", "internal_erro
 
 @pytest.mark.parametrize("project_name", PROJECTS)
 async def test_run_and_collect_leave_nothing_in_the_project_but_pytest_caches(
-    bare_python, main_python, make_runner, project_name
+    bare_python, json_report_python, make_runner, project_name
 ):
     root = project(project_name)
     before = snapshot(root)
     assert before, "the snapshot sees the fixture's files"
 
-    for python in (main_python, bare_python):
+    # With and without pytest-json-report (linked venvs: the dev venv's other plugins are no part of it).
+    for python in (json_report_python, bare_python):
         runner = make_runner(python, root)
         await run(runner, RunSpec(include_passed=True, timeout=60))
         await collect(runner, CollectSpec(timeout=60))

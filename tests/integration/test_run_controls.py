@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +59,13 @@ def counts(summary: dict[str, Any]) -> dict[str, int]:
     return {key: summary[key] for key in COUNT_KEYS}
 
 
-async def test_last_failed_reruns_only_last_times_failure_from_pytests_cache(tmp_path: Path) -> None:
+async def test_last_failed_reruns_only_last_times_failure_from_pytests_cache(
+    tmp_path: Path, json_report_python: Path
+) -> None:
     root = write_project(tmp_path / "proj")
-    first = await call(root, Path(sys.executable), {})
+    first = await call(root, json_report_python, {})
 
-    rerun = await call(root, Path(sys.executable), {"last_failed": True, "detail": "all"})
+    rerun = await call(root, json_report_python, {"last_failed": True, "detail": "all"})
 
     assert first["summary"]["failed"] == 1
     assert [t["node_id"] for t in rerun["tests"]] == ["test_math.py::test_broken"]
@@ -73,11 +74,11 @@ async def test_last_failed_reruns_only_last_times_failure_from_pytests_cache(tmp
     assert "--last-failed" in rerun["command"]
 
 
-async def test_failed_first_runs_last_times_failure_before_the_rest(tmp_path: Path) -> None:
+async def test_failed_first_runs_last_times_failure_before_the_rest(tmp_path: Path, json_report_python: Path) -> None:
     root = write_project(tmp_path / "proj")
-    await call(root, Path(sys.executable), {})
+    await call(root, json_report_python, {})
 
-    again = await call(root, Path(sys.executable), {"failed_first": True, "detail": "all"})
+    again = await call(root, json_report_python, {"failed_first": True, "detail": "all"})
 
     assert again["tests"][0]["node_id"] == "test_math.py::test_broken"
     assert again["summary"]["total"] == 42

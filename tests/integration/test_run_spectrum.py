@@ -7,7 +7,6 @@ once per session. Each test drives the real server in this process through `conn
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -265,9 +264,10 @@ async def test_a_test_that_passed_and_fails_while_nothing_it_runs_changed_is_sus
     assert "is suspect flaky (passed last run; nothing it runs changed)" in text
 
 
-async def test_a_second_pass_tells_a_suspect_flaky_test_too(tmp_path: Path) -> None:
-    # Python 3.11 and earlier: the failing tests run again in a second pass, which records them.
-    answer, _ = await suspect_flaky_then_new(tmp_path / "project", Path(sys.executable))
+async def test_a_second_pass_tells_a_suspect_flaky_test_too(tmp_path: Path, json_report_python: Path) -> None:
+    # Python 3.11 and earlier: the failing tests run again in a second pass, which records them. The
+    # linked venv runs on this suite's interpreter.
+    answer, _ = await suspect_flaky_then_new(tmp_path / "project", json_report_python)
 
     assert answer["localization"]["recorder"] == "sys.setprofile"
     assert labels(answer) == {"test_flag": {"suspect_flaky": 1}, "test_edited": {"new": 1}}

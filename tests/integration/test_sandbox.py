@@ -1,5 +1,8 @@
 """The real runner under --sandbox (issue 37): what a run, a discovery and a probe still do inside it,
-and how it ends when pytest crashes, leaves processes behind, or cannot be started in it."""
+and how it ends when pytest crashes, leaves processes behind, or cannot be started in it.
+
+The target is json_report_python (a venv of links, tests/integration/conftest.py), not the dev venv,
+whose plugins' entry points every start of pytest there imports, in the sandbox as outside it."""
 
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 async def test_a_run_passes_in_the_sandbox_with_its_own_loopback_server_and_temporary_files(
-    tmp_path: Path, main_python: Path, sandbox: BubblewrapSandbox
+    tmp_path: Path, json_report_python: Path, sandbox: BubblewrapSandbox
 ) -> None:
     root = write(
         tmp_path / "project",
@@ -69,7 +72,7 @@ async def test_a_run_passes_in_the_sandbox_with_its_own_loopback_server_and_temp
         },
     )
 
-    report = await run(runner_in(root, main_python, sandbox), SPEC)
+    report = await run(runner_in(root, json_report_python, sandbox), SPEC)
 
     assert report.termination.kind == "exited", report.stderr
     assert report.summary is not None
@@ -77,20 +80,20 @@ async def test_a_run_passes_in_the_sandbox_with_its_own_loopback_server_and_temp
     assert (root / "written-by-a-test").read_text() == "ok"
     assert report.command[0] == "bwrap"
     assert "loopback only" in report.command[1]
-    assert report.command[3:6] == (str(main_python), "-m", "pytest")
+    assert report.command[3:6] == (str(json_report_python), "-m", "pytest")
 
 
 async def test_a_crash_in_the_sandbox_is_still_the_signal_that_killed_pytest(
-    main_python: Path, sandbox: BubblewrapSandbox
+    json_report_python: Path, sandbox: BubblewrapSandbox
 ) -> None:
-    report = await run(runner_in(project("crash"), main_python, sandbox), SPEC)
+    report = await run(runner_in(project("crash"), json_report_python, sandbox), SPEC)
 
     assert report.termination.kind == "signalled", (report.termination, report.stderr)
     assert report.termination.signal == "SIGSEGV"
 
 
 async def test_processes_that_left_the_session_are_stopped_and_named_in_the_sandbox(
-    tmp_path: Path, main_python: Path, sandbox: BubblewrapSandbox
+    tmp_path: Path, json_report_python: Path, sandbox: BubblewrapSandbox
 ) -> None:
     root = write(
         tmp_path / "project",
@@ -108,7 +111,7 @@ async def test_processes_that_left_the_session_are_stopped_and_named_in_the_sand
         },
     )
 
-    report = await run(runner_in(root, main_python, sandbox), SPEC)
+    report = await run(runner_in(root, json_report_python, sandbox), SPEC)
 
     assert report.summary is not None
     assert report.summary.passed == 1
@@ -124,11 +127,11 @@ def _cmdline(pid: str) -> bytes:
 
 
 async def test_discovery_and_the_probe_run_in_the_sandbox_too(
-    tmp_path: Path, main_python: Path, sandbox: BubblewrapSandbox
+    tmp_path: Path, json_report_python: Path, sandbox: BubblewrapSandbox
 ) -> None:
     root = write(tmp_path / "project", {"test_a.py": "def test_one():\n    pass\n\ndef test_two():\n    pass\n"})
-    collected = await collect(runner_in(root, main_python, sandbox), CollectSpec(timeout=60.0))
-    probed = await SubprocessEnvironmentProbe(TargetInterpreter.given(main_python), root, sandbox).probe(60.0)
+    collected = await collect(runner_in(root, json_report_python, sandbox), CollectSpec(timeout=60.0))
+    probed = await SubprocessEnvironmentProbe(TargetInterpreter.given(json_report_python), root, sandbox).probe(60.0)
 
     assert [test.node_id for test in collected.tests] == ["test_a.py::test_one", "test_a.py::test_two"]
     assert collected.command[0] == "bwrap"
@@ -211,7 +214,7 @@ _SEEN = (
 
 
 async def test_a_sandboxed_run_sees_the_interpreter_as_an_unsandboxed_run_does(
-    tmp_path: Path, main_python: Path, sandbox: BubblewrapSandbox, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, json_report_python: Path, sandbox: BubblewrapSandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Whatever makes Python or pytest do more work (bytecode written or not, a cache prefix, the hash
     # seed, another sys.path) must be the same inside: issue 42's speed goal was checked against this
@@ -221,7 +224,9 @@ async def test_a_sandboxed_run_sees_the_interpreter_as_an_unsandboxed_run_does(
     root = write(tmp_path / "project", {"test_seen.py": _SEEN})
     seen = {}
     for name, box in (("outside", None), ("inside", sandbox)):
-        report = await run(SubprocessPytestRunner(TargetInterpreter.given(main_python), root=root, sandbox=box), SPEC)
+        report = await run(
+            SubprocessPytestRunner(TargetInterpreter.given(json_report_python), root=root, sandbox=box), SPEC
+        )
         assert report.summary is not None, report.stderr
         assert report.summary.passed == 1, (report.stdout, report.stderr)
         seen[name] = json.loads((root / "seen.json").read_text())

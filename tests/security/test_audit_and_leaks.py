@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import venv
 from pathlib import Path
 from typing import Any
@@ -96,7 +95,7 @@ LEAK_CASES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-async def test_execution_errors_leak_no_server_paths_or_environment(tmp_path: Path) -> None:
+async def test_execution_errors_leak_no_server_paths_or_environment(tmp_path: Path, bare_python: Path) -> None:
     root = failing_project(tmp_path)
     no_pytest = tmp_path / "no-pytest-venv"
     venv.EnvBuilder(with_pip=False).create(no_pytest)
@@ -104,12 +103,13 @@ async def test_execution_errors_leak_no_server_paths_or_environment(tmp_path: Pa
     server_package = str(Path(pytest_mcp.__file__).parent)
     answers: list[str] = []
 
-    for python in (sys.executable, str(no_pytest / "bin" / "python")):
+    # A venv of pytest alone (tests/security/conftest.py), where the dev venv's plugins would load at each start.
+    for python in (str(bare_python), str(no_pytest / "bin" / "python")):
         parameters = server_parameters(trapped, env={"AUDIT_SECRET_FOR_TEST": SECRET})
         parameters.args[parameters.args.index("--root") + 1] = str(root)
         parameters.args[parameters.args.index("--python") + 1] = python
         async with Client(parameters, mode="legacy") as client:
-            cases = LEAK_CASES if python == sys.executable else LEAK_CASES[:1]
+            cases = LEAK_CASES if python == str(bare_python) else LEAK_CASES[:1]
             for _, arguments in cases:
                 answer = await client.call_tool("execute_tests", arguments)
                 assert tool_error(answer).code == -32000

@@ -27,6 +27,7 @@ from pytest_mcp.adapters.pytest_subprocess.sandbox import BubblewrapSandbox, ope
 from pytest_mcp.domain.runs import RunReport, RunSpec
 from tests.e2e.e2e_support import connect, http_server, text_of, write_project
 from tests.integration.support import run
+from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, link_packages
 
 pytestmark = pytest.mark.anyio
 
@@ -61,8 +62,9 @@ def project_with_a_venv(root: Path) -> Path:
     (venv / "pyvenv.cfg").write_text(f"home = {base.parent}\ninclude-system-site-packages = false\n")
     site = venv / "lib" / VERSION / "site-packages"
     site.mkdir(parents=True)
-    suite_site = next(p for p in map(Path, sys.path) if p.name == "site-packages" and (p / "pytest").is_dir())
-    (site / "suite.pth").write_text(f"{suite_site}\n")
+    # pytest and what it imports, linked from ours: not a .pth line naming our whole site-packages,
+    # whose hypothesis, anyio, trio and xdist entry points every run's pytest would load.
+    link_packages(site, PYTEST_AND_ITS_DEPENDENCIES)
     (venv / "bin" / "activate").write_text("# activate\n")
     (root / "pytest.ini").write_text("[pytest]\n")
     (root / ".git" / "hooks").mkdir(parents=True)

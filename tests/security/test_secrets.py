@@ -113,9 +113,13 @@ def assert_no_secret(answers: dict[str, str], log: str) -> None:
     assert CLOUD not in log
 
 
-async def test_nothing_reads_the_servers_environment_back_over_stdio(tmp_path: Path) -> None:
+async def test_nothing_reads_the_servers_environment_back_over_stdio(tmp_path: Path, bare_python: Path) -> None:
+    # The server's --python is this wrapper, exec'ing a venv of pytest alone: over stdio, with this
+    # suite's variables, the dev venv would load its plugins at each of the seven starts of pytest.
     root = leaky_project(tmp_path)
-    parameters = server_parameters(build_trapped_project(tmp_path / "unused"), env={"CLOUD_SECRET_FOR_TEST": CLOUD})
+    parameters = server_parameters(
+        build_trapped_project(tmp_path / "unused", bare_python), env={"CLOUD_SECRET_FOR_TEST": CLOUD}
+    )
     parameters.env = {**(parameters.env or {}), "PYTEST_MCP_AUTH_TOKEN": TOKEN}
     parameters.args[parameters.args.index("--root") + 1] = str(root)
     log_path = tmp_path / "server.log"

@@ -42,7 +42,8 @@ class TrappedProject:
             path.unlink(missing_ok=True)
 
 
-def build_trapped_project(base: Path) -> TrappedProject:
+def build_trapped_project(base: Path, python: Path | None = None) -> TrappedProject:
+    """The project under `base`; its wrapper execs `python` (by default the interpreter running this suite)."""
     root = base / "project"
     root.mkdir(parents=True)
     (base / "outside").mkdir()
@@ -59,7 +60,7 @@ def build_trapped_project(base: Path) -> TrappedProject:
     (root / "list.txt").write_text(f"{base / 'outside' / 'test_outside.py'}\n-pevil_canary_plugin\n")
     os.mkfifo(root / "fifo")
     wrapper = base / "python-wrapper"
-    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {base / "SPAWNED"}\nexec {sys.executable} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {base / "SPAWNED"}\nexec {python or sys.executable} "$@"\n')
     wrapper.chmod(0o755)
     return TrappedProject(base=base, root=root, wrapper=wrapper)
 
