@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/rank_offline.py capture --python 3.12 [--cases humanize,toolz]
     .venv/bin/python bench/rank_offline.py rank [--python 3.12]
+    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out   # bench/planted.py's HELD_OUT
 
 `capture` runs bench/causes.py's cases through the server as `causes.py` does (a fresh planted copy and
 a fresh server: *failures alone*; a clean run, then the edit, on one server: *after an edit*), with
@@ -66,11 +67,11 @@ async def capture_case(case: planted.Case, project: causes.Project, work: Path, 
         await causes.execute(s)
 
 
-def capture(version: str | None, wanted: list[str]) -> None:
+def capture(version: str | None, cases: tuple[planted.Case, ...], wanted: list[str]) -> None:
     python = causes.interpreter(version)
     into = CACHE / f"py{version or 'bench'}"
     into.mkdir(parents=True, exist_ok=True)
-    for case in planted.CASES:
+    for case in cases:
         if case.key not in wanted:
             continue
         print(case.key, flush=True)
@@ -87,12 +88,12 @@ def place(culprits: Any, bug: planted.Plant) -> str:
     return "-"
 
 
-def rank(version: str | None, wanted: list[str]) -> None:
+def rank(version: str | None, cases: tuple[planted.Case, ...], wanted: list[str]) -> None:
     from pytest_mcp.domain.causes import _read
 
     into = CACHE / f"py{version or 'bench'}"
     firsts = {"alone": 0, "after_edit": 0}
-    for case in planted.CASES:
+    for case in cases:
         for mode in ("alone", "after_edit"):
             path = into / f"{case.key}-{mode}.pickle"
             if case.key not in wanted or not path.exists():
@@ -112,13 +113,15 @@ def main() -> None:
     parser.add_argument("action", choices=("capture", "rank"))
     parser.add_argument("--python", metavar="VERSION")
     parser.add_argument("--cases", help="comma-separated")
+    parser.add_argument("--held-out", action="store_true", help="bench/planted.py's HELD_OUT cases instead")
     args = parser.parse_args()
-    wanted = args.cases.split(",") if args.cases else [case.key for case in planted.CASES]
+    cases = planted.HELD_OUT if args.held_out else planted.CASES
+    wanted = args.cases.split(",") if args.cases else [case.key for case in cases]
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     if args.action == "capture":
-        capture(args.python, wanted)
+        capture(args.python, cases, wanted)
     else:
-        rank(args.python, wanted)
+        rank(args.python, cases, wanted)
 
 
 if __name__ == "__main__":

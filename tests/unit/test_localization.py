@@ -572,3 +572,99 @@ def test_a_second_bug_is_found_in_the_failures_the_first_cause_does_not_explain(
     assert {group: functions[v.ranked[0].function].name for group, v in verdicts.items()} == {"ga": "a", "gb": "b"}
     assert [verdicts["ga"].order, verdicts["gb"].order] == [0, 1]
     assert [verdicts["ga"].merges, verdicts["gb"].merges] == [True, True], "each the one cause of its own failures"
+
+
+def _crashes_in_one_place(helper_failing: int) -> tuple[Spectrum, dict[str, list[str]]]:
+    """One symptom, 26 failures raised at one site in `keyword`, which every test runs (371 passing ones
+    too, as a lexer's function would be); `align`, a helper of `helper_failing` of the failing tests and
+    of 3 passing ones, scores higher on its own. sqlparse's miss in the held-out suites."""
+    functions = (
+        CodeFunction(file="lex/lexer.py", name="Lexer.keyword", first=1, last=9),
+        CodeFunction(file="lex/filters.py", name="Align.__init__", first=1, last=5),
+        CodeFunction(file="lex/lexer.py", name="tokenize", first=11, last=19),
+    )
+    tests = [
+        Trace(
+            node_id=f"tests/test_f.py::test_{n}",
+            outcome="failed",
+            functions=(0, 2, 1) if n < helper_failing else (0, 2),
+        )
+        for n in range(26)
+    ]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_{n}", outcome="passed", functions=(0, 2)) for n in range(371)]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_t{n}", outcome="passed", functions=(2,)) for n in range(92)]
+    tests += [Trace(node_id=f"tests/test_al.py::test_{n}", outcome="passed", functions=(1,)) for n in range(3)]
+    return Spectrum(functions=functions, tests=tuple(tests)), {"g": [f"tests/test_f.py::test_{n}" for n in range(26)]}
+
+
+def test_a_cause_explains_a_symptom_whole_not_a_helper_of_a_few_of_its_members() -> None:
+    spectrum, groups = _crashes_in_one_place(helper_failing=6)
+
+    (verdict,) = Localization(spectrum, {}).verdicts(groups).values()
+
+    # The helper scores 6 / sqrt(26 * 9) = 0.39 over the run; the lexer's function 26 / sqrt(26 * 397)
+    # = 0.26, and tokenize, which 92 more passing tests run, 0.23.
+    assert spectrum.functions[verdict.ranked[0].function].name == "Lexer.keyword"
+    assert verdict.strong
+    assert verdict.merges
+    assert verdict.cause is not None
+    assert verdict.cause.score == pytest.approx(26 / (26 * 397) ** 0.5)
+
+
+def _width_everywhere(helper_passing: int, width_passing: int = 277) -> tuple[Spectrum, dict[str, list[str]]]:
+    """Twelve symptoms of one cause, 6 failures each: `width`, which every failing test runs and
+    `width_passing` passing ones too (277: it scores 0.45); each symptom has a layout helper of its own,
+    which `helper_passing` passing tests run too. click's miss in the held-out suites."""
+    functions = (
+        CodeFunction(file="cli/compat.py", name="width", first=1, last=2),
+        *(CodeFunction(file=f"cli/layout{i}.py", name="wrap", first=1, last=9) for i in range(12)),
+    )
+    tests = [
+        Trace(node_id=f"tests/test_{i}.py::test_{n}", outcome="failed", functions=(0, i + 1))
+        for i in range(12)
+        for n in range(6)
+    ]
+    tests += [
+        Trace(node_id=f"tests/test_ok.py::test_{n}", outcome="passed", functions=(0,)) for n in range(width_passing)
+    ]
+    tests += [
+        Trace(node_id=f"tests/test_ok{i}.py::test_{n}", outcome="passed", functions=(i + 1,))
+        for i in range(12)
+        for n in range(helper_passing)
+    ]
+    groups = {f"g{i}": [f"tests/test_{i}.py::test_{n}" for n in range(6)] for i in range(12)}
+    return Spectrum(functions=functions, tests=tuple(tests)), groups
+
+
+def test_a_low_scoring_function_every_failure_ran_is_the_one_cause_when_it_is_clearly_ahead() -> None:
+    spectrum, groups = _width_everywhere(helper_passing=2)
+
+    verdicts = Localization(spectrum, {}).verdicts(groups)
+
+    # width: 72 / sqrt(72 * 349) = 0.45, under STRONG; each helper over the run 6 / sqrt(72 * 8) = 0.25.
+    assert {spectrum.functions[v.ranked[0].function].name for v in verdicts.values()} == {"width"}
+    assert all(v.strong and v.merges for v in verdicts.values())
+
+
+def test_a_function_every_failure_ran_is_not_named_on_a_low_score_when_a_symptoms_own_function_is_near() -> None:
+    # Helpers no passing test runs, each 6 / sqrt(72 * 6) = 0.29 over the run, and width run by 400
+    # passing tests, 72 / sqrt(72 * 472) = 0.39: not CLEARLY ahead. Twelve bugs, each in its own helper,
+    # would look the same: width is not named as their one cause, and each symptom keeps its own helper.
+    spectrum, groups = _width_everywhere(helper_passing=0, width_passing=400)
+
+    verdicts = Localization(spectrum, {}).verdicts(groups)
+
+    assert {spectrum.functions[v.ranked[0].function].name for v in verdicts.values()} == {"wrap"}
+    assert {v.order for v in verdicts.values()} == {0}, "no cause of the run: each symptom is read alone"
+
+
+def test_one_failing_test_never_names_a_low_scoring_function_it_ran() -> None:
+    functions = (CodeFunction(file="pkg/a.py", name="f", first=1, last=2),)
+    tests = (
+        Trace(node_id="tests/test_a.py::test_x", outcome="failed", functions=(0,)),
+        *(Trace(node_id=f"tests/test_a.py::test_{n}", outcome="passed", functions=(0,)) for n in range(20)),
+    )
+
+    verdict = Localization(Spectrum(functions=functions, tests=tests), {}).verdicts({"g": ["tests/test_a.py::test_x"]})
+
+    assert not verdict["g"].strong  # 1 / sqrt(21) = 0.22: one failure is no evidence that f stands out
