@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -87,10 +88,23 @@ async def in_process_session(root: Path, tmp_path: Path) -> AsyncIterator[Client
         yield client
 
 
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, int]]:
+    """What plain pytest counts for each selection, on a copy of the project of its own.
+
+    Once for both sessions, three at a time: run one after another for each session, the six
+    oracles were 12 of the test's 17 s under load (pytest's start, and the projects' sleeps).
+    """
+    root = write_project(tmp_path_factory.mktemp("oracle") / "proj", PROJECT)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return list(pool.map(lambda argv: pytest_oracle(root, *argv)[1], [argv for _, argv in SELECTIONS]))
+
+
 @pytest.mark.parametrize("session", [stdio_session, in_process_session], ids=["stdio", "in-process"])
-async def test_six_simultaneous_calls_get_exact_distinct_answers(tmp_path: Path, session: Any) -> None:
+async def test_six_simultaneous_calls_get_exact_distinct_answers(
+    tmp_path: Path, session: Any, expected: list[dict[str, int]]
+) -> None:
     root = write_project(tmp_path / "proj", PROJECT)
-    expected = [pytest_oracle(root, *argv)[1] for _, argv in SELECTIONS]
     answers: dict[int, dict[str, Any]] = {}
 
     async with session(root, tmp_path) as client:

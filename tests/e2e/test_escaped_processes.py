@@ -10,6 +10,7 @@ by SIGTERM of the server; with pytest-xdist's workers too, whose processes start
 
 from __future__ import annotations
 
+import math
 import signal
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from tests.answers import call_error
 from tests.e2e.e2e_support import (
     MARKER_ENV,
     STARTED_WITHIN,
+    Server,
     clean_env,
     connect,
     http_server,
@@ -137,6 +139,14 @@ async def assert_helpers_gone(started: dict[str, int]) -> None:
         await anyio.sleep(0.02)
 
 
+def helpers_server(root: Path, tmp_path: Path, marker: str, workers: int | None) -> Server:
+    """The server on the helpers' project; with workers, pytest-xdist is loaded by name
+    (`PYTEST_PLUGINS`) rather than by autoloading every plugin of this suite's venv, which took
+    about 4 s of CPU more for the controller and its two workers at each run."""
+    xdist = {"PYTEST_PLUGINS": "xdist.plugin"} if workers else {}
+    return start_server(root, tmp_path, env={MARKER_ENV: marker, **xdist})
+
+
 def _arguments(node_id: str, workers: int | None, **more: Any) -> dict[str, Any]:
     return {"node_ids": [node_id], **({"workers": workers} if workers else {}), **more}
 
@@ -149,7 +159,7 @@ async def test_a_run_that_ends_stops_the_helpers_its_test_left_and_says_so(
     tmp_path: Path, marker: str, workers: int | None
 ) -> None:
     root, pids, name = helpers_project(tmp_path, marker)
-    server = start_server(root, tmp_path, env={MARKER_ENV: marker}, plugins=workers is not None)
+    server = helpers_server(root, tmp_path, marker, workers)
     async with server.client() as client:
         result = await client.call_tool("execute_tests", _arguments(f"{name}::test_leaves_helpers", workers))
         started = helper_pids(pids)
@@ -171,10 +181,13 @@ async def test_a_timeout_stops_the_helpers_and_its_stderr_tail_is_the_project_fr
     tmp_path: Path, marker: str, workers: int | None
 ) -> None:
     root, pids, name = helpers_project(tmp_path, marker)
-    server = start_server(root, tmp_path, env={MARKER_ENV: marker}, plugins=workers is not None)
+    server = helpers_server(root, tmp_path, marker, workers)
     async with server.client() as client:
+        timeout = await timeout_after_the_helpers_start(
+            client, _arguments(f"{name}::test_leaves_helpers_and_hangs", workers), pids
+        )
         error = await call_error(
-            client, "execute_tests", _arguments(f"{name}::test_leaves_helpers_and_hangs", workers, timeout=20)
+            client, "execute_tests", _arguments(f"{name}::test_leaves_helpers_and_hangs", workers, timeout=timeout)
         )
         await assert_helpers_gone(helper_pids(pids))
     assert error.reason == "timeout"
@@ -205,10 +218,29 @@ async def cancelled_once_helpers_started(client: Any, arguments: dict[str, Any],
     return started
 
 
+async def timeout_after_the_helpers_start(client: Any, arguments: dict[str, Any], pids: Path) -> int:
+    """A run timeout that passes well after the helpers of the same run have started, under this load.
+
+    A timeout that passed before the helpers started would prove nothing, and a fixed one long enough
+    for a loaded machine (it was 20 s) is waited out in full. So the same server first runs the same
+    test, and the time its helpers took to start (pytest's start and collection included) is
+    measured; that run is cancelled (its helpers stopped) and the timeout is three times that time,
+    at least 5 s. Should the helpers still start late, the test fails saying so (`assert_helpers_gone`
+    wants all three): never a pass that proves nothing.
+    """
+    began = time.monotonic()
+    started = await cancelled_once_helpers_started(client, arguments, pids)
+    took = time.monotonic() - began
+    await assert_helpers_gone(started)
+    for path in pids.iterdir():
+        path.unlink()
+    return max(5, math.ceil(3 * took))
+
+
 @WORKERS
 async def test_a_cancellation_over_stdio_stops_the_helpers(tmp_path: Path, marker: str, workers: int | None) -> None:
     root, pids, name = helpers_project(tmp_path, marker)
-    server = start_server(root, tmp_path, env={MARKER_ENV: marker}, plugins=workers is not None)
+    server = helpers_server(root, tmp_path, marker, workers)
     async with server.client() as client:
         arguments = _arguments(f"{name}::test_leaves_helpers_and_hangs", workers)
         await assert_helpers_gone(await cancelled_once_helpers_started(client, arguments, pids))
