@@ -6,6 +6,7 @@
     .venv/bin/python bench/causes.py --at REV --out NAME     # the server as it was at commit REV
     .venv/bin/python bench/causes.py --git --out NAME        # each copy a git repository, the bug uncommitted
     .venv/bin/python bench/causes.py --python 3.12 --out NAME  # the suites' venvs built from pyenv's 3.12
+    .venv/bin/python bench/causes.py --held-out-2 --out NAME  # bench/planted.py's second held-out batch
     .venv/bin/python bench/run.py --causes                   # the same as the first
 
 The cases are bench/planted.py's. Each real suite's sdist is fetched from PyPI once, with its test
@@ -58,7 +59,7 @@ import baseline
 import planted
 from harness import REPO, RESULTS, TARGET_BIN, bench_env, connect, ensure_venv
 from mcp import StdioServerParameters
-from planted import CASES, HELD_OUT, PYTEST, Case, Plant
+from planted import CASES, HELD_OUT, HELD_OUT_2, PYTEST, Case, Plant
 
 SUITES = REPO / ".cache" / "causes-suites"
 FOUR_KB = 4_096
@@ -459,6 +460,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help=f"the held-out suites instead ({', '.join(case.key for case in HELD_OUT)}): not what ranking was tuned on",
     )
+    parser.add_argument(
+        "--held-out-2",
+        action="store_true",
+        help=f"the second held-out batch instead ({', '.join(case.key for case in HELD_OUT_2)}): likewise untuned",
+    )
     parser.add_argument("--out", default="causes", help="results/NAME.md and NAME.json (default causes)")
     parser.add_argument("--at", metavar="REV", help="run the server as it was at commit REV (bench/baseline.py)")
     parser.add_argument("--git", action="store_true", help="each copy a git repository at the clean project")
@@ -470,7 +476,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    cases = HELD_OUT if args.held_out else CASES
+    cases = HELD_OUT_2 if args.held_out_2 else HELD_OUT if args.held_out else CASES
     wanted = args.cases.split(",") if args.cases else [case.key for case in cases]
     unknown = set(wanted) - {case.key for case in cases}
     if unknown:

@@ -12,6 +12,7 @@ import pytest
 from bench.planted import (
     CASES,
     HELD_OUT,
+    HELD_OUT_2,
     RAISES,
     WRONG_VALUE,
     Case,
@@ -24,14 +25,14 @@ from bench.planted import (
 )
 
 REAL = [case for case in CASES if case.suite is not None]
-EVERY_REAL = [*REAL, *HELD_OUT]
+EVERY_REAL = [*REAL, *HELD_OUT, *HELD_OUT_2]
 GENERATED = [case for case in CASES if case.generate is not None]
 SUITES = Path(__file__).resolve().parents[2] / ".cache" / "causes-suites"
 QUALNAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 def _plants() -> list[pytest.param]:
-    every = (*CASES, *HELD_OUT)
+    every = (*CASES, *HELD_OUT, *HELD_OUT_2)
     return [pytest.param(case, bug, id=f"{case.key}:{bug.function}") for case in every for bug in case.plants]
 
 
@@ -61,6 +62,14 @@ def test_the_held_out_suites_are_real_single_bug_suites_the_bench_was_not_built_
     assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT)
     assert not {case.key for case in HELD_OUT} & {case.key for case in CASES}
     assert {bug.kind for case in HELD_OUT for bug in case.plants} == {WRONG_VALUE, RAISES}
+
+
+def test_the_second_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else() -> None:
+    assert len(HELD_OUT_2) == 6
+    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT_2)
+    assert len({case.key for case in HELD_OUT_2}) == 6
+    assert not {case.key for case in HELD_OUT_2} & {case.key for case in (*CASES, *HELD_OUT)}
+    assert {bug.kind for case in HELD_OUT_2 for bug in case.plants} == {WRONG_VALUE, RAISES}
 
 
 def test_a_src_layout_copy_imports_its_own_package_first(tmp_path: Path) -> None:
