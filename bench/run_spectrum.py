@@ -1,8 +1,9 @@
 """Measurement: what a run that records its own spectrum costs (issue 41, ADR 0020), against raw pytest.
 
 On a Python 3.12+ venv (pytest from the index), per round in a shuffled order: raw `python -m pytest
--q` twice (the second is the noise floor) and `execute_tests` through the real server in this
-process (one long-lived session per suite, as an agent's). Suites: 2,000 tests passing, the same with
+--color=no -q` (the command the server's answer gives to reproduce its run, pytest's cache on) twice
+(the second is the noise floor) and `execute_tests` through the real server in this process (one
+long-lived session per suite, as an agent's). Suites: 2,000 tests passing, the same with
 3 failures (a wrong value in a shared function, an integer assertion, an exception two frames down),
 and 20,000 trivial tests. Figures: the median of the per-round ratios. Writes results/run-spectrum.md.
 
@@ -97,16 +98,19 @@ def cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+RAW = ("-m", "pytest", "--color=no", "-q")
+"""The command the server's answer gives to reproduce its run: pytest's cache on, as the server's run has
+it (the server keeps it for `last_failed`); until 2026-11-27 raw ran with `-p no:cacheprovider` and so
+did less work than the server's pytest (the cache's hooks on each report, 20,000 node ids read and
+written back)."""
+
+
 def raw(python: Path, root: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of a plain pytest run (its process tree: it is this process's child)."""
+    """Wall and CPU seconds of a plain pytest run (its process tree: it is this process's child).
+
+    Its output goes into pipes that this process reads, as the server's pytest's does."""
     started, children = time.perf_counter(), cpu(resource.RUSAGE_CHILDREN)
-    subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
+    subprocess.run([str(python), *RAW], cwd=root, capture_output=True, check=False)
     return time.perf_counter() - started, cpu(resource.RUSAGE_CHILDREN) - children
 
 

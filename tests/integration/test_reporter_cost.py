@@ -163,3 +163,45 @@ async def test_the_guard_is_imported_without_pytests_assertion_rewriting_too(bar
     assert report.summary is not None
     assert report.tests == ()
     assert (report.summary.passed, report.summary.warnings) == (1, 0)
+
+
+NODEID_COUNTING_CONFTEST = """
+from pathlib import Path
+
+from _pytest.reports import TestReport
+
+READS = []
+_get = TestReport.__getattribute__
+
+
+def _counting(self, name):
+    if name == "nodeid":
+        READS.append(name)
+    return _get(self, name)
+
+
+TestReport.__getattribute__ = _counting
+
+
+def pytest_unconfigure(config):
+    (Path(__file__).parent / "nodeid-reads.txt").write_text(str(len(READS)))
+"""
+
+
+async def test_plain_passes_cost_the_reporter_no_read_of_their_node_id(bare_python: Path, tmp_path: Path) -> None:
+    # On pytest 9 a report's node id is a property that makes its NodeId a string: two calls, three
+    # reports a test (issue 41). A plain pass lists nothing, and no test ran again: nothing to look up.
+    (tmp_path / "conftest.py").write_text(NODEID_COUNTING_CONFTEST)
+    (tmp_path / "test_many.py").write_text(
+        "import pytest\n\n\n@pytest.mark.parametrize('i', range(20))\ndef test_passes(i):\n    assert i >= 0\n"
+    )
+    reads = tmp_path / "nodeid-reads.txt"
+    raw = subprocess.run([str(bare_python), "-m", "pytest", "-q"], cwd=tmp_path, capture_output=True, timeout=120)
+    assert raw.returncode == 0, raw.stdout
+    pytest_alone = int(reads.read_text())
+
+    report = await run(SubprocessPytestRunner(TargetInterpreter.given(bare_python), root=tmp_path), RunSpec())
+
+    assert report.summary is not None
+    assert report.summary.passed == 20
+    assert int(reads.read_text()) == pytest_alone  # 0 on pytest 8 and 9: -q lists no pass by its node id
