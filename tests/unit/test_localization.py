@@ -682,3 +682,51 @@ def test_one_failing_test_never_names_a_low_scoring_function_it_ran() -> None:
     verdict = Localization(Spectrum(functions=functions, tests=tests), {}).verdicts({"g": ["tests/test_a.py::test_x"]})
 
     assert not verdict["g"].strong  # 1 / sqrt(21) = 0.22: one failure is no evidence that f stands out
+
+
+def test_the_function_most_failures_surfaced_in_comes_first_among_those_every_failure_ran() -> None:
+    # tomlkit's parser helper raised at one line in 11 of 15 failures, through an exception whose
+    # constructor only failing tests (and 14 passing ones) ran: 0.57 against the helper's 0.38.
+    functions = (
+        CodeFunction(file="toml/exceptions.py", name="InvalidChar.__init__", first=1, last=3),
+        CodeFunction(file="toml/parser.py", name="Parser._escaped", first=820, last=850),
+    )
+    tests = [
+        Trace(node_id=f"tests/test_p.py::test_{n}", outcome="failed", functions=(0, 1) if n < 11 else (1,))
+        for n in range(15)
+    ]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_{n}", outcome="passed", functions=(1,)) for n in range(91)]
+    tests += [Trace(node_id=f"tests/test_bad.py::test_{n}", outcome="passed", functions=(0,)) for n in range(14)]
+    groups = {"raised": [f"tests/test_p.py::test_{n}" for n in range(11)]}
+    groups["asserted"] = [f"tests/test_p.py::test_{n}" for n in range(11, 15)]
+    crashes = {f"tests/test_p.py::test_{n}": "toml/parser.py:835" for n in range(11)}
+    crashes |= {f"tests/test_p.py::test_{n}": "tests/test_p.py:9" for n in range(11, 15)}
+    spectrum = Spectrum(functions=functions, tests=tuple(tests))
+
+    ranked_without = Localization(spectrum, {}).verdicts(groups)["raised"].ranked
+    verdicts = Localization(spectrum, {}).verdicts(groups, crashes)
+
+    assert functions[ranked_without[0].function].name == "InvalidChar.__init__"
+    assert {functions[v.ranked[0].function].name for v in verdicts.values()} == {"Parser._escaped"}
+    assert all(v.strong and v.merges for v in verdicts.values())
+
+
+def test_a_function_only_one_failure_ran_is_no_rival_second_bug() -> None:
+    # webcolors: a converter both failures ran (and 7 passing tests), 0.47; a caller of it that one
+    # failure ran (and 2 passing tests), 0.41. A symptom seen once is no evidence of a second bug.
+    functions = (
+        CodeFunction(file="colors/conversion.py", name="rgb_to_percent", first=1, last=5),
+        CodeFunction(file="colors/conversion.py", name="name_to_percent", first=7, last=9),
+    )
+    tests = (
+        Trace(node_id="tests/test_c.py::test_rgb", outcome="failed", functions=(0,)),
+        Trace(node_id="tests/test_c.py::test_name", outcome="failed", functions=(0, 1)),
+        *(Trace(node_id=f"tests/test_ok.py::test_{n}", outcome="passed", functions=(0,)) for n in range(5)),
+        *(Trace(node_id=f"tests/test_ok.py::test_n{n}", outcome="passed", functions=(0, 1)) for n in range(2)),
+    )
+    groups = {"g1": ["tests/test_c.py::test_rgb"], "g2": ["tests/test_c.py::test_name"]}
+
+    verdicts = Localization(Spectrum(functions=functions, tests=tests), {}).verdicts(groups)
+
+    assert {functions[v.ranked[0].function].name for v in verdicts.values()} == {"rgb_to_percent"}
+    assert all(v.strong and v.merges for v in verdicts.values())

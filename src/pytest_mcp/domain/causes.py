@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_mcp.domain.groups import failure_groups, signature_of, symptom_groups
+from pytest_mcp.domain.groups import crash_of, failure_groups, signature_of, symptom_groups
 from pytest_mcp.domain.history import History, passed_key, since, updated
 from pytest_mcp.domain.localization import (
     MAX_CULPRITS,
@@ -147,7 +147,7 @@ def _read(
     localization = Localization(
         spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.files, previous.heads
     )
-    verdicts = localization.verdicts(symptoms)
+    verdicts = localization.verdicts(symptoms, {test.node_id: crash_of(test) for test in reports if test.is_failure})
     causes = {
         group_id: localization.culprit(verdict.cause)
         for group_id, verdict in verdicts.items()

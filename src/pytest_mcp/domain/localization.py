@@ -115,6 +115,7 @@ class Ranked:
     passing: int
     passing_total: int
     elsewhere: int  # failing tests of other symptoms that ran it
+    raised: int = 0  # failing tests (of those it was ranked on) whose failure surfaced in its lines
 
 
 @dataclass(frozen=True)
@@ -254,16 +255,41 @@ class Localization:
             for function in spectrum.functions
         )
         # Test code is never blamed; nor is an accessor, unless it changed: every caller of a value runs it.
+        self._surfaced: dict[str, int] = {}
         self._blamable = [
             not is_test_code(function.file, spectrum.test_modules) and (changed or not function.trivial)
             for function, changed in zip(spectrum.functions, self.changed, strict=True)
         ]
 
-    def verdicts(self, groups: Mapping[str, Sequence[str]]) -> dict[str, Verdict]:
+    def _holding(self, crash: str | None) -> int | None:
+        """The blamable function whose lines hold `crash` (`file:line`), the innermost if they nest."""
+        file, _, line = (crash or "").rpartition(":")
+        if not line.isdigit():
+            return None
+        number = int(line)
+        holding = [
+            index
+            for index, function in enumerate(self.spectrum.functions)
+            if function.file == file and function.first <= number <= function.last and self._blamable[index]
+        ]
+        return min(
+            holding,
+            key=lambda index: self.spectrum.functions[index].last - self.spectrum.functions[index].first,
+            default=None,
+        )
+
+    def verdicts(
+        self, groups: Mapping[str, Sequence[str]], crashes: Mapping[str, str | None] | None = None
+    ) -> dict[str, Verdict]:
         """Each group's ranked culprits, read from the causes of the run's failures as a whole.
 
         A test that failed in the run and passes when repeated is flaky: it is left out of both sides.
+        `crashes` gives a failing test's crash site (`file:line`, the deepest project frame), which
+        tells the function its failure surfaced in.
         """
+        self._surfaced = {
+            node_id: index for node_id, crash in (crashes or {}).items() if (index := self._holding(crash)) is not None
+        }
         failing_ids = {node_id for members in groups.values() for node_id in members}
         passing = [
             trace for trace in self.spectrum.tests if trace.outcome == "passed" and trace.node_id not in failing_ids
@@ -367,10 +393,14 @@ class Localization:
         if not failing:
             return ()
         counts: dict[int, int] = {}
+        raised: dict[int, int] = {}
         for trace in failing:
             for function in set(trace.functions):
                 if self._blamable[function]:
                     counts[function] = counts.get(function, 0) + 1
+            surfaced = self._surfaced.get(trace.node_id)
+            if surfaced is not None:
+                raised[surfaced] = raised.get(surfaced, 0) + 1
         candidates = []
         for function, ef in counts.items():
             ep = evidence.passed_by.get(function, 0)
@@ -384,13 +414,15 @@ class Localization:
                     ep,
                     evidence.passing_total,
                     evidence.ran_by.get(function, 0) - ef,
+                    raised.get(function, 0),
                 )
             )
 
-        def key(r: Ranked) -> tuple[bool, float, int, int, int, str]:
+        def key(r: Ranked) -> tuple[bool, bool, float, int, int, int, str]:
             function = self.spectrum.functions[r.function]
             return (
                 not r.changed,
+                not _surfaced_in(r, len(failing)),
                 -round(r.score, 6),
                 -r.elsewhere,
                 r.passing,
@@ -477,14 +509,22 @@ def _explains_all(ranked: tuple[Ranked, ...], failing: int) -> bool:
     if failing < 2 or not ranked or ranked[0].failing < failing:
         return False
     top = ranked[0]
+    if _surfaced_in(top, failing):
+        return True
     for r in ranked[1:]:
         if r.changed != top.changed:
             continue
         if r.failing == failing and top.score - r.score <= _TIED:
             return False  # another function every failure ran, as telling: nothing stands out
-        if r.failing < failing and top.score < CLEARLY * r.score:
+        if 2 <= r.failing < failing and top.score < CLEARLY * r.score:
             return False  # a function that explains its own symptoms nearly as well: maybe a second bug
     return True
+
+
+def _surfaced_in(ranked: Ranked, failing: int) -> bool:
+    """Whether most of the `failing` tests it was ranked on failed in its own lines: their deepest
+    project frame, where the exception was raised or a library call failed."""
+    return 2 * ranked.raised > failing
 
 
 def _ahead(ranked: tuple[Ranked, ...]) -> bool:
