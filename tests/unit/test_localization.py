@@ -242,20 +242,6 @@ def test_only_a_failing_test_whose_own_function_and_all_it_ran_an_earlier_run_di
     assert Localization(both, {}).unchanged(own) == {}, "no earlier run digested them"
 
 
-def test_a_failing_test_that_entered_no_project_code_is_never_called_unchanged() -> None:
-    # A CLI test runs the project in a child process: all it entered here is its test helper and fixture.
-    spectrum = shop_spectrum()
-    tests = (Trace(node_id="tests/test_m0.py::test_cli", outcome="failed", functions=(HELPER, FIXTURE)),)
-    functions = tuple(f.model_copy(update={"digest": f.digest or "t"}) for f in spectrum.functions)
-    only_tests = spectrum.model_copy(update={"functions": functions, "tests": tests})
-    own = {"tests/test_m0.py::test_cli": "t"}
-    last = {**{f.key: f.digest or "t" for f in functions}, **own}
-
-    assert Localization(only_tests, last).unchanged(own) == {}
-    with_code = only_tests.model_copy(update={"tests": (tests[0].model_copy(update={"functions": (HELPER, NET)}),)})
-    assert set(Localization(with_code, last).unchanged(own)) == {"tests/test_m0.py::test_cli"}
-
-
 def test_a_tests_own_function_is_found_by_its_node_id_the_last_definition_of_its_name() -> None:
     digests = {"t.py::TestA.test_x": "1", "t.py::test_y": "2", "t.py::test_y#2": "3"}
 

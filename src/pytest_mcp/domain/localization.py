@@ -452,15 +452,10 @@ class Localization:
         """The failing tests that failed again and ran nothing that changed: each one's test function (its
         digest in `now`, the run's code) and every function it was recorded entering were digested by an
         earlier run, and are the same now. Node id -> how many functions were compared. A test whose
-        functions are not all known is left out: nothing is claimed of it. So is one that entered no
-        project code outside the tests: what it checks ran elsewhere (a CLI in a child process, a file it
-        reads), where no digest reaches (python-slugify's CLI test, run through a subprocess, was called
-        suspect flaky though the function the CLI calls had changed)."""
+        functions are not all known is left out: nothing is claimed of it."""
         found = {}
         for trace in self.spectrum.tests:
             if trace.outcome != "failed" or not all(self._same[f] for f in trace.functions):
-                continue
-            if all(is_test_code(self.spectrum.functions[f].file, self.spectrum.test_modules) for f in trace.functions):
                 continue
             own = own_function_key(trace.node_id, now)
             if own is not None and self._last.get(own) == now[own]:

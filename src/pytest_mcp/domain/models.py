@@ -277,9 +277,8 @@ class Since(_Value):
     suspect_flaky: int = Field(
         0,
         description="Tests that passed in the last run they ran in and fail now, while every function they ran "
-        "(their test code included, and some project code) has the same digest as that run read: nothing they run "
-        "changed. Not proven flaky: a change outside Python code (data, dependencies, the environment) or in "
-        "another process reads the same.",
+        "(their test code included) has the same digest as that run read: nothing they run changed. Not proven "
+        "flaky: a change outside Python code (data, dependencies, the environment) reads the same.",
     )
 
     def words(self) -> str:
