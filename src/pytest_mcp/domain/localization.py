@@ -25,8 +25,9 @@ STRONG = 0.5
 """The least Ochiai score a top culprit needs for its symptom to be grouped by it."""
 _TIED = 1e-9
 MAX_CAUSES = 10
-CLEARLY = 1.5  # how far ahead a low-scoring cause of every failure must be (_explains_all)
 """The run's causes looked for at most: each explains failures the ones before it do not."""
+CLEARLY = 1.5
+"""How far ahead of a symptom's own function a low-scoring cause of every failure must be (_explains_all)."""
 _TEST_DIRECTORIES = frozenset({"tests", "test"})
 
 
@@ -147,6 +148,7 @@ class _Evidence:
     passing_total: int
     ran_by: Mapping[int, int]  # function -> failing tests that ran it
     failing_total: int
+    surfaced: Mapping[str, int]  # failing test -> the function its crash site lies in
 
     def whole(self, ranked: Ranked) -> Ranked:
         """A candidate's evidence over all the run's failing tests, whatever it was ranked on: what is
@@ -255,15 +257,14 @@ class Localization:
             for function in spectrum.functions
         )
         # Test code is never blamed; nor is an accessor, unless it changed: every caller of a value runs it.
-        self._surfaced: dict[str, int] = {}
         self._blamable = [
             not is_test_code(function.file, spectrum.test_modules) and (changed or not function.trivial)
             for function, changed in zip(spectrum.functions, self.changed, strict=True)
         ]
 
-    def _holding(self, crash: str | None) -> int | None:
+    def _holding(self, crash: str) -> int | None:
         """The blamable function whose lines hold `crash` (`file:line`), the innermost if they nest."""
-        file, _, line = (crash or "").rpartition(":")
+        file, _, line = crash.rpartition(":")
         if not line.isdigit():
             return None
         number = int(line)
@@ -287,8 +288,11 @@ class Localization:
         `crashes` gives a failing test's crash site (`file:line`, the deepest project frame), which
         tells the function its failure surfaced in.
         """
-        self._surfaced = {
-            node_id: index for node_id, crash in (crashes or {}).items() if (index := self._holding(crash)) is not None
+        crashes = crashes or {}
+        # Failures share a few crash sites: each is looked up once among the functions.
+        holding = {crash: self._holding(crash) for crash in set(crashes.values()) if crash}
+        surfaced = {
+            node_id: index for node_id, crash in crashes.items() if crash and (index := holding[crash]) is not None
         }
         failing_ids = {node_id for members in groups.values() for node_id in members}
         passing = [
@@ -310,7 +314,7 @@ class Localization:
         for trace in passing:
             for function in set(trace.functions):
                 passed_by[function] = passed_by.get(function, 0) + 1
-        evidence = _Evidence(passed_by, len(passing) + self.spectrum.passing_total, ran_by, len(failing))
+        evidence = _Evidence(passed_by, len(passing) + self.spectrum.passing_total, ran_by, len(failing), surfaced)
         causes = self._causes(failing, again.values(), evidence)
         verdicts = {}
         for group_id, traces in again.items():
@@ -398,7 +402,7 @@ class Localization:
             for function in set(trace.functions):
                 if self._blamable[function]:
                     counts[function] = counts.get(function, 0) + 1
-            surfaced = self._surfaced.get(trace.node_id)
+            surfaced = evidence.surfaced.get(trace.node_id)
             if surfaced is not None:
                 raised[surfaced] = raised.get(surfaced, 0) + 1
         candidates = []
@@ -493,14 +497,15 @@ def _strong(ranked: tuple[Ranked, ...]) -> bool:
 
 def _explains_all(ranked: tuple[Ranked, ...], failing: int) -> bool:
     """Whether the top candidate of the run's failures stands out without a high score: two or more
-    failing tests, every one of them ran it, no other function they all ran scores as well, and it
-    scores at least CLEARLY times any candidate that explains only some of them (`ranked` holds those
-    that explain a symptom whole). Ochiai's score of a function every failure
-    ran is the share of the tests running it that fail, which a helper every part of a project calls
-    keeps low even when it is the one cause (a width function of a CLI library: 73 failing of the 350
-    tests that ran it, 0.46, against 0.25 for the best helper of one symptom). The margin keeps two bugs
-    apart: each bug's function explains its own symptom whole, and a caller both share, which every
-    failure ran, must clearly beat both to be named as their one cause."""
+    failing tests, every one of them ran it, and either most of them surfaced in it, or no other
+    function they all ran scores as well and it scores at least CLEARLY times any candidate that two
+    or more of them, not all, ran (`ranked` holds those that explain a symptom whole). Ochiai's score
+    of a function every failure ran is the share of the tests running it that fail, which a helper
+    every part of a project calls keeps low even when it is the one cause (a width function of a CLI
+    library: 73 failing of the 350 tests that ran it, 0.46, against 0.25 for the best helper of one
+    symptom). The margin keeps two bugs apart: each bug's function explains its own symptom whole,
+    and a caller both share, which every failure ran, must clearly beat both to be named as their one
+    cause; a function one failure ran is no evidence of a second bug."""
     if failing < 2 or not ranked or ranked[0].failing < failing:
         return False
     top = ranked[0]
