@@ -2,7 +2,8 @@
 
 A small shop: `gross_price` and `net_price` in shop/price.py, a `total` in each of shop/a.py, b.py and
 c.py that sums gross prices, tests of each total in three files, a test of `net_price`; optionally a
-test that fails only the first time it runs, and 400 cases of `gross_price`. A function is right or
+test that fails only the first time it runs, 400 cases of `gross_price`, and a table of rates built
+as its module is imported (`RATES = Rates()`), with a test that reads it. A function is right or
 wrong; the real side writes the code so, in a git repository whose HEAD is the situation's start, and
 the fake scripts the outcomes the tests then have, with `change()` for every edit since.
 """
@@ -21,6 +22,8 @@ GROSS = "shop/price.py::gross_price"
 NET = "shop/price.py::net_price"
 FILES = ("a", "b", "c")
 FLAKY = "tests/test_flaky.py::test_fails_the_first_time"
+RATES_INIT = "shop/rates.py::Rates.__init__"
+VAT = "tests/test_rates.py::test_vat"
 MANY = 400
 
 PRICE = """\
@@ -82,7 +85,23 @@ from shop.price import gross_price
 def test_gross(net, expected):
     assert gross_price(net) == expected
 """
-LINES = {GROSS: "1-2", NET: "5-6", **{f"shop/{name}.py::total": "4-8" for name in FILES}}
+RATES = """\
+class Rates:
+    def __init__(self):
+        self.vat = {vat}
+
+
+RATES = Rates()
+"""
+TEST_RATES = """\
+from shop.rates import RATES
+
+
+def test_vat():
+    vat = RATES.vat
+    assert vat == 1.2
+"""
+LINES = {GROSS: "1-2", NET: "5-6", RATES_INIT: "2-3", **{f"shop/{name}.py::total": "4-8" for name in FILES}}
 """Where each function is, as the real files have it."""
 
 
@@ -93,6 +112,7 @@ class Shop:
     wrong: set[str] = field(default_factory=set)
     flaky: bool = False
     many: bool = False
+    rates: bool = False
 
     def factors(self, wrong: Iterable[str]) -> dict[str, str]:
         wrong = set(wrong)
@@ -114,6 +134,9 @@ class Shop:
             (root / "tests" / "test_flaky.py").write_text(TEST_FLAKY)
         if self.many:
             (root / "tests" / "test_many.py").write_text(TEST_MANY)
+        if self.rates:
+            self.edit_real(root, self.wrong)
+            (root / "tests" / "test_rates.py").write_text(TEST_RATES)
         (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\npythonpath = ["."]\n')
         (root / ".gitignore").write_text(".ran-once\n__pycache__/\n.pytest_cache/\n")
         identity = ["-c", "user.name=pytest-mcp", "-c", "user.email=tests@pytest-mcp.invalid"]
@@ -123,7 +146,10 @@ class Shop:
         return root.resolve()
 
     def edit_real(self, root: Path, wrong: Iterable[str]) -> None:
+        wrong = set(wrong)
         (root / "shop" / "price.py").write_text(PRICE.format(**self.factors(wrong)))
+        if self.rates:
+            (root / "shop" / "rates.py").write_text(RATES.format(vat=12 if RATES_INIT in wrong else 1.2))
 
     # -- the fake side ----------------------------------------------------------------------------
 
@@ -160,8 +186,12 @@ class Shop:
                 runner.script(f"tests/test_many.py::test_gross[{n}-{expected}]", **fields)
         net = failed("tests/test_price.py:5", 9.23, 10.0) if NET in wrong else {}
         runner.script("tests/test_price.py::test_net", line=4, runs=[NET], **net)
+        if self.rates:
+            runner.run_at_import(RATES_INIT)  # no test enters it: it runs as test_rates.py is imported
+            vat = failed("tests/test_rates.py:6", 12, 1.2) if RATES_INIT in wrong else {}
+            runner.script(VAT, line=4, **vat)
         for function, lines in LINES.items():
-            if any(function in test.runs for test in runner.tests):
+            if any(function in test.runs for test in runner.tests) or (self.rates and function == RATES_INIT):
                 runner.define(function, lines)
         return runner
 

@@ -25,7 +25,7 @@ from mcp import Client
 
 from pytest_mcp.testing import FakeTestRunner, connect
 from tests.contract.conftest import plain_pytest_environment
-from tests.contract.situations import FLAKY, GROSS, MANY, NET, Shop
+from tests.contract.situations import FLAKY, GROSS, MANY, NET, RATES_INIT, Shop
 from tests.linked_venvs import PYTEST_AND_ITS_DEPENDENCIES, SITE_PACKAGES
 
 pytestmark = pytest.mark.anyio
@@ -160,6 +160,12 @@ async def a_flip_on_rerun(side: Side) -> list[dict[str, Any]]:
     return [first, await side.call("execute_tests", {"node_ids": reruns})]
 
 
+async def an_edit_of_import_time_code_after_a_clean_run(side: Side) -> list[dict[str, Any]]:
+    clean = await side.call("execute_tests")
+    side.edit(RATES_INIT)
+    return [clean, await side.call("execute_tests")]
+
+
 async def a_400_member_cause(side: Side) -> list[dict[str, Any]]:
     side.edit(GROSS)
     answer = await side.call("execute_tests")
@@ -180,6 +186,7 @@ SITUATIONS: dict[str, tuple[Shop, Callable[[Side], Awaitable[list[dict[str, Any]
     "edit-after-clean-run": (Shop(), an_edit_after_a_clean_run),
     "flip-on-rerun": (Shop(flaky=True), a_flip_on_rerun),
     "400-members": (Shop(many=True), a_400_member_cause),
+    "import-time-edit": (Shop(rates=True), an_edit_of_import_time_code_after_a_clean_run),
 }
 
 
@@ -187,7 +194,7 @@ async def play(
     name: str, situation: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python: tuple[Path, str]
 ) -> list[dict[str, Any]]:
     shop, steps = SITUATIONS[situation]
-    fresh = Shop(set(shop.wrong), shop.flaky, shop.many)
+    fresh = Shop(set(shop.wrong), shop.flaky, shop.many, shop.rates)
     async with opened(name, fresh, tmp_path / name, monkeypatch, python) as side:
         return await steps(side)
 
@@ -234,3 +241,13 @@ async def test_what_each_situation_shows(
     assert big["groups"][0]["count"] == MANY + 6
     assert sum(len(page["members"]) for page in pages) == MANY + 6
     assert len(pages) > 1
+
+    _, imported = await play("fake", "import-time-edit", tmp_path / "6", monkeypatch, python)
+    if tuple(map(int, python[1].split(".")[:2])) >= (3, 12):  # recorded in the run, collection included
+        [culprit] = imported["culprits"]
+        assert (culprit["function"], culprit["changed_since"]) == ("Rates.__init__", "run")
+        assert culprit["before_tests"] is True
+        assert "changed_untested" not in imported
+    else:  # a second pass records the failing test only: it enters no project code
+        assert "culprits" not in imported
+        assert imported["localization"]["reason"] == "the failing tests ran no project code outside the tests"

@@ -85,8 +85,14 @@ def causes(result: dict[str, Any]) -> list[tuple[Any, ...]]:
 async def test_one_wrong_value_is_one_cause_with_its_symptoms_and_both_culprits_are_named(culprit_side: Side) -> None:
     result = await culprit_side.result("execute_tests", {})
 
-    gross = GROSS | GROSS_EVIDENCE | {"changed": True, "changed_since": "head", "preexisting": False}
-    reserve = RESERVE | RESERVE_EVIDENCE | {"changed": False, "changed_since": None, "preexisting": False}
+    gross = (
+        GROSS | GROSS_EVIDENCE | {"changed": True, "changed_since": "head", "preexisting": False, "before_tests": False}
+    )
+    reserve = (
+        RESERVE
+        | RESERVE_EVIDENCE
+        | {"changed": False, "changed_since": None, "preexisting": False, "before_tests": False}
+    )
     assert result["culprits"] == [gross, reserve]
     assert causes(result) == [
         (
@@ -141,8 +147,10 @@ async def test_the_next_identical_run_says_the_failures_were_already_failing_and
 
     # gross_price's tests have not passed since its edit: it is still changed, and still first.
     assert result["culprits"] == [
-        GROSS | GROSS_EVIDENCE | {"changed": True, "changed_since": "head", "preexisting": True},
-        RESERVE | RESERVE_EVIDENCE | {"changed": False, "changed_since": None, "preexisting": True},
+        GROSS | GROSS_EVIDENCE | {"changed": True, "changed_since": "head", "preexisting": True, "before_tests": False},
+        RESERVE
+        | RESERVE_EVIDENCE
+        | {"changed": False, "changed_since": None, "preexisting": True, "before_tests": False},
     ]
     assert [(group["id"], group["since"]) for group in result["groups"]] == [
         (CAUSE, {"new": 0, "preexisting": 4, "flaky": 0, "unknown": 0, "suspect_flaky": 0}),

@@ -221,6 +221,53 @@ async def test_a_passing_run_names_the_edited_functions_no_test_of_it_entered(tm
     assert "changed_untested" not in everything, "the run before recorded the edit: it is no change since"
 
 
+RATES = """\
+class Rates:
+    def __init__(self):
+        self.vat = 1.2
+
+
+RATES = Rates()  # built as the module is imported, before any test
+"""
+RATE_TESTS = """\
+from shop.rates import RATES
+
+
+def test_vat():
+    assert RATES.vat == 1.2
+
+
+def test_vat_is_a_rate():
+    assert 1 < RATES.vat < 2
+"""
+
+
+async def test_an_edit_of_code_run_as_the_tests_are_collected_is_named_not_called_run_by_no_test(
+    tmp_path: Path, python312: Path
+) -> None:
+    """A constructor called at module level runs as the test modules are imported: no test enters it, yet
+    every test ran after it. Edited after a clean run, it is the failures' likely cause, said to have run
+    before every test; it was "changed, run by no test" before the run recorded collection."""
+    root = shop(tmp_path / "project", files=1)
+    (root / "shop" / "rates.py").write_text(RATES)
+    (root / "tests" / "test_rates.py").write_text(RATE_TESTS)
+
+    async with connect(root=root, python=python312) as client:
+        clean, _ = await run(client)
+        rates = root / "shop" / "rates.py"
+        rates.write_text(RATES.replace("self.vat = 1.2", "self.vat = 12"))
+        broken, text = await run(client)
+
+    assert clean["exit_code"] == 0
+    assert broken["summary"]["failed"] == 2
+    culprit = broken["culprits"][0]
+    assert (culprit["file"], culprit["function"]) == ("shop/rates.py", "Rates.__init__")
+    assert culprit["changed_since"] == "run"
+    assert culprit["before_tests"] is True
+    assert "run before every test, as they were collected; changed since its tests last passed" in text
+    assert "changed_untested" not in broken
+
+
 FLAG = """\
 import pathlib
 

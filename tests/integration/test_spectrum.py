@@ -225,3 +225,88 @@ def test_the_runs_own_recorder_arms_each_function_again_for_every_test_and_skips
     # Each passing test ran double and Money.__init__ (the second test twice over): one count a test.
     assert passing == {"double": 2, "Money.__init__": 2, "Money.__eq__": 2}
     assert not {"two", "test_add", "test_double", "test_double_again", "Money.__repr__"} & set(names)
+
+
+COLORS = """
+class Codes:
+    def __init__(self):
+        for name in dir(self):
+            if not name.startswith("_"):
+                setattr(self, name, "\\033[%dm" % getattr(self, name))
+
+
+class Fore(Codes):
+    RED = 31
+
+
+class Lazy:
+    def __getattr__(self, name):
+        return name
+
+
+FORE = Fore()
+LAZY = Lazy()
+
+
+def paint(text, colour):
+    return colour + text + "\\033[0m"
+"""
+
+REGISTRY = """
+NAMES = {}
+
+
+def register(name):
+    def add(function):
+        NAMES[name] = function
+        return function
+
+    return add
+
+
+@register("one")
+def one():
+    return 1
+"""
+
+COLOR_TESTS = """
+from colors import FORE, LAZY, paint
+
+
+def test_red():
+    assert FORE.RED == "\\033[32m"
+
+
+def test_paint():
+    assert paint("x", "") == "x\\033[0m"
+"""
+
+
+@pytest.mark.slow
+def test_the_run_records_the_functions_entered_before_the_first_test_and_not_what_pytest_calls_as_it_collects(
+    tmp_path: Path,
+) -> None:
+    """A module's import-time code (a constructor called at module level, a decorator's registry) runs as
+    a root conftest and the test modules are imported, before any test: the run records it once, apart
+    from each test's functions. What pytest calls as it looks over a test module's names (a
+    `__getattr__`) is not recorded, nor are module and class bodies."""
+    python = _monitoring_python()
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "colors.py").write_text(COLORS, encoding="utf-8")
+    (root / "registry.py").write_text(REGISTRY, encoding="utf-8")
+    (root / "conftest.py").write_text("import registry\n", encoding="utf-8")
+    (root / "test_colors.py").write_text(COLOR_TESTS, encoding="utf-8")
+    recorded = root / "spectrum"
+    recorded.mkdir()
+    _pytest(python, root, f"{protocol.OPTION_SPECTRUM_RUN}={recorded}", "-p", "no:randomly")
+    spectrum = read_run_spectrum(recorded, 1 << 20).spectrum
+    assert spectrum is not None
+
+    names = [function.name for function in spectrum.functions]
+    assert sorted(names[i] for i in spectrum.collected) == ["Codes.__init__", "register", "register.<locals>.add"]
+    (failing,) = spectrum.tests
+    assert failing.node_id == "test_colors.py::test_red"
+    assert failing.functions == (), "the failing test itself entered no project code"
+    assert {function.name for function in spectrum.functions if function.passing} == {"paint"}
+    assert not {"Lazy.__getattr__", "Codes", "Fore", "Lazy", "one"} & set(names)

@@ -716,3 +716,68 @@ def test_a_function_only_one_failure_ran_is_no_rival_second_bug() -> None:
 
     assert {functions[v.ranked[0].function].name for v in verdicts.values()} == {"rgb_to_percent"}
     assert all(v.strong and v.merges for v in verdicts.values())
+
+
+def _import_time_spectrum(codes_digest: str) -> Spectrum:
+    """A colour table built at import (`FORE = Fore()` calls `Codes.__init__` at module level), two
+    failing tests that read it and enter no project code, a passing one that paints."""
+    functions = (
+        CodeFunction(file="colors.py", name="Codes.__init__", first=2, last=5, digest=codes_digest),
+        CodeFunction(file="colors.py", name="paint", first=22, last=23, digest="p", passing=1),
+        CodeFunction(file="registry.py", name="register", first=3, last=7, digest="r"),
+    )
+    return Spectrum(
+        functions=functions,
+        tests=(
+            Trace(node_id="test_colors.py::test_red", outcome="failed"),
+            Trace(node_id="test_colors.py::test_green", outcome="failed"),
+        ),
+        passing_total=1,
+        collected=(0, 2),
+        test_modules=("test_colors.py",),
+        recorder="sys.monitoring",
+        in_run=True,
+    )
+
+
+IMPORT_TIME = {"gred": ["test_colors.py::test_red"], "ggreen": ["test_colors.py::test_green"]}
+CLEAN_COLORS = {"colors.py::Codes.__init__": "c", "colors.py::paint": "p", "registry.py::register": "r"}
+
+
+def test_a_changed_function_run_as_the_tests_were_collected_is_named_for_failures_that_entered_no_project_code() -> (
+    None
+):
+    """A constructor called at module level ran before every test, though no test entered it: changed since
+    the last run, it is the cause of the failures, and is said to have run as the tests were collected."""
+    localization = Localization(_import_time_spectrum("c2"), CLEAN_COLORS, ["colors.py", "registry.py"])
+
+    verdicts = localization.verdicts(IMPORT_TIME)
+
+    for verdict in verdicts.values():
+        top = localization.culprit(verdict.ranked[0])
+        assert (top.file, top.function, top.changed, top.before_tests) == ("colors.py", "Codes.__init__", True, True)
+        assert (top.failing, top.failing_total, top.passing, top.passing_total) == (2, 2, 1, 1)
+        assert verdict.strong
+    assert top.evidence() == "run before every test, as they were collected; changed since its tests last passed"
+    assert localization.implicated() == {"colors.py::Codes.__init__": "run"}
+    assert localization.unchanged(CLEAN_COLORS | {"test_colors.py::test_red": "t"}) == {}, "it ran a change"
+
+
+def test_unchanged_functions_run_as_the_tests_were_collected_are_no_culprits() -> None:
+    """Every test ran after them: unchanged, they tell no test from another, and are never named."""
+    localization = Localization(_import_time_spectrum("c"), CLEAN_COLORS, ["colors.py", "registry.py"])
+
+    verdicts = localization.verdicts(IMPORT_TIME)
+
+    assert all(verdict.ranked == () and not verdict.strong for verdict in verdicts.values())
+
+
+def test_a_changed_function_run_as_the_tests_were_collected_is_not_listed_as_run_by_no_test() -> None:
+    spectrum = _import_time_spectrum("c2")
+    code = CodeState(digests={**CLEAN_COLORS, "colors.py::Codes.__init__": "c2"}, files=("colors.py", "registry.py"))
+
+    assert changed_untested(code, spectrum, CLEAN_COLORS, ["colors.py", "registry.py"]) == ()
+    untested = spectrum.model_copy(update={"collected": (), "functions": spectrum.functions[1:]})
+    assert changed_untested(code, untested, CLEAN_COLORS, ["colors.py", "registry.py"]) == (
+        "colors.py::Codes.__init__",
+    )

@@ -28,6 +28,7 @@ NET_TEST = "tests/test_price.py::test_net"
 CART = "tests/test_cart.py::test_total"
 EMPTY = "tests/test_cart.py::test_empty"
 ELSEWHERE = "tests/test_other.py::test_other"
+RATES = "shop/rates.py::Rates.__init__"
 
 
 def shop() -> FakeTestRunner:
@@ -235,6 +236,7 @@ async def test_a_test_that_hangs_or_crashes_stops_the_pass_where_it_would() -> N
 
 async def test_runs_flaky_and_functions_round_trip_through_a_recording_and_a_script(tmp_path: Path) -> None:
     runner = shop().change(GROSS).script(CART, "failed", line=3, runs=[TOTAL, GROSS], flaky=True)
+    runner.run_at_import(RATES).define(RATES, "2-3")
     path = tmp_path / "run.json"
     path.write_text(json.dumps(runner.to_recording()))
 
@@ -244,7 +246,10 @@ async def test_runs_flaky_and_functions_round_trip_through_a_recording_and_a_scr
         functions=runner.to_recording()["functions"],
     )
 
-    assert runner.to_recording()["functions"] == {GROSS: {"lines": "10-11", "changed": True}}
+    assert runner.to_recording()["functions"] == {
+        GROSS: {"lines": "10-11", "changed": True},
+        RATES: {"lines": "2-3", "at_import": True},
+    }
     for other in (replayed, scripted):
         assert other.tests == runner.tests
         assert other.to_recording() == runner.to_recording()
@@ -268,6 +273,7 @@ async def test_runs_flaky_and_functions_round_trip_through_a_recording_and_a_scr
         (lambda r: r.define(GROSS, "11-10"), r"lines: '11-10' is not a range of lines from 1 on"),
         (lambda r: r.define(GROSS, "ten"), r"lines: 'ten' is not a line range like '12-19'"),
         (lambda r: r.change(GROSS, "shop/tax.py::vat"), r"functions\[1\]: no scripted test runs 'shop/tax.py::vat'"),
+        (lambda r: r.run_at_import(RATES, "rates.Rates"), r"functions\[1\]: 'rates.Rates' is not a function's key"),
     ],
     ids=[
         "runs-string",
@@ -279,6 +285,7 @@ async def test_runs_flaky_and_functions_round_trip_through_a_recording_and_a_scr
         "lines-order",
         "lines-text",
         "change",
+        "at-import-key",
     ],
 )
 def test_bad_scripting_is_refused_naming_the_argument(script: Any, problem: str) -> None:
@@ -290,7 +297,12 @@ def test_bad_functions_in_a_script_or_a_recording_are_refused_naming_the_field()
     with pytest.raises(ScriptError) as caught:
         FakeTestRunner.from_dict(
             {CART: {"outcome": "failed", "runs": [GROSS]}},
-            functions={GROSS: {"lines": 0, "changed": "yes"}, "shop/tax.py::vat": {}, NET: {"line": 3}},
+            functions={
+                GROSS: {"lines": 0, "changed": "yes"},
+                "shop/tax.py::vat": {},
+                NET: {"line": 3},
+                TOTAL: {"at_import": "yes"},
+            },
         )
     document = shop().to_recording() | {"functions": [GROSS]}
     with pytest.raises(ScriptError, match=r"recording: functions: must be an object of function key to its fields"):
@@ -299,7 +311,8 @@ def test_bad_functions_in_a_script_or_a_recording_are_refused_naming_the_field()
     message = str(caught.value)
     assert f"functions[{GROSS!r}].lines: 0 is not a range of lines from 1 on" in message
     assert "functions['shop/tax.py::vat']: no scripted test runs 'shop/tax.py::vat'" in message
-    assert f"functions[{NET!r}].line: unknown field; the fields are lines, changed" in message
+    assert f"functions[{NET!r}].line: unknown field; the fields are lines, changed, at_import" in message
+    assert f"functions[{TOTAL!r}].at_import: must be true or false, not 'yes'" in message
 
 
 async def test_a_function_whose_own_doctest_fails_is_still_blamed() -> None:

@@ -38,6 +38,7 @@ def scripted_project(root: Path) -> FakeTestRunner:
         .trace("tests/test_cart.py::test_total", "shop/cart.py::Cart.total", "shop/price.py::gross_price")
         .define("shop/price.py::gross_price", "10-11")
         .define("shop/cart.py::Cart.total", (4, 9))
+        .run_at_import("shop/rates.py::Rates.__init__")
         .change("shop/price.py::gross_price")
         .fail_with("timeout", node_id="tests/test_cart.py::TestCheckout::test_pays", on="run", times=2)
         .fail_with(kind, "ImportError: cannot import name 'Cart'", node_id="tests/test_orders.py")

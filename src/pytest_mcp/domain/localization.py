@@ -82,6 +82,11 @@ class Spectrum(_Value):
         0, ge=0, description="Passing tests not listed in `tests`, counted per function in `CodeFunction.passing`."
     )
     test_modules: tuple[str, ...] = Field((), description="Files that hold tests: test code, never blamed.")
+    collected: tuple[int, ...] = Field(
+        (),
+        description="Functions entered before the first test, as the tests were collected (a module's import-time "
+        "code): every test ran after them. Recorded by a run itself (Python 3.12 and later).",
+    )
     recorder: str = ""
     in_run: bool = Field(False, description="Recorded by the run itself, not by a second pass: nothing was repeated.")
     stopped: str | None = Field(None, description="Why the pass stopped before every test ran, if it did.")
@@ -246,10 +251,21 @@ class Localization:
         held_at_head: Iterable[str] = (),
     ) -> None:
         self.spectrum = spectrum
-        self._traces = {trace.node_id: trace for trace in spectrum.tests}
         files, heads = frozenset(last_files), frozenset(held_at_head)
         self.basis = tuple(changed_since(function, last_digests, files, heads) for function in spectrum.functions)
         self.changed = tuple(basis is not None for basis in self.basis)
+        # A function entered before the first test (a module's import-time code: a constructor called at
+        # module level) ran before every test. Unchanged, it tells no test from another; changed, every
+        # test ran the change, though none entered it: it counts as run by each.
+        known = len(spectrum.functions)
+        self._before = frozenset(f for f in spectrum.collected if 0 <= f < known and self.changed[f])
+        self._tests = tuple(
+            trace.model_copy(update={"functions": tuple(sorted(self._before.union(trace.functions)))})
+            if self._before
+            else trace
+            for trace in spectrum.tests
+        )
+        self._traces = {trace.node_id: trace for trace in self._tests}
         self._last = last_digests
         # Known the same as an earlier run saw it: digested then and now, and equal.
         self._same = tuple(
@@ -295,9 +311,7 @@ class Localization:
             node_id: index for node_id, crash in crashes.items() if crash and (index := holding[crash]) is not None
         }
         failing_ids = {node_id for members in groups.values() for node_id in members}
-        passing = [
-            trace for trace in self.spectrum.tests if trace.outcome == "passed" and trace.node_id not in failing_ids
-        ]
+        passing = [trace for trace in self._tests if trace.outcome == "passed" and trace.node_id not in failing_ids]
         again: dict[str, list[Trace]] = {}
         flaky: dict[str, list[str]] = {}
         for group_id, members in groups.items():
@@ -314,7 +328,9 @@ class Localization:
         for trace in passing:
             for function in set(trace.functions):
                 passed_by[function] = passed_by.get(function, 0) + 1
-        evidence = _Evidence(passed_by, len(passing) + self.spectrum.passing_total, ran_by, len(failing), surfaced)
+        passing_total = len(passing) + self.spectrum.passing_total
+        passed_by.update(dict.fromkeys(self._before, passing_total))
+        evidence = _Evidence(passed_by, passing_total, ran_by, len(failing), surfaced)
         causes = self._causes(failing, again.values(), evidence)
         verdicts = {}
         for group_id, traces in again.items():
@@ -450,6 +466,7 @@ class Localization:
             passing_total=ranked.passing_total,
             changed=ranked.changed,
             changed_since=self.basis[ranked.function],
+            before_tests=ranked.function in self._before,
         )
 
     def unchanged(self, now: Mapping[str, str]) -> dict[str, int]:
@@ -458,7 +475,7 @@ class Localization:
         earlier run, and are the same now. Node id -> how many functions were compared. A test whose
         functions are not all known is left out: nothing is claimed of it."""
         found = {}
-        for trace in self.spectrum.tests:
+        for trace in self._tests:
             if trace.outcome != "failed" or not all(self._same[f] for f in trace.functions):
                 continue
             own = own_function_key(trace.node_id, now)
@@ -473,7 +490,7 @@ class Localization:
     def implicated(self) -> dict[str, ChangeBasis]:
         """The changed functions a failing test ran, with what they changed since: their change is not yet
         shown good, so the next run still compares them with the same (their tests last passed there)."""
-        failing = {f for trace in self.spectrum.tests if trace.outcome == "failed" for f in trace.functions}
+        failing = {f for trace in self._tests if trace.outcome == "failed" for f in trace.functions}
         return {
             self.spectrum.functions[index].key: basis
             for index in sorted(failing)

@@ -220,6 +220,11 @@ class Culprit(_Value):
     preexisting: bool = Field(
         False, description="Every failure it is named for was already failing, the same way, before this run."
     )
+    before_tests: bool = Field(
+        False,
+        description="Run before every test, as the tests were collected (a module's import-time code), not by a "
+        "test itself: changed, every test ran after the change.",
+    )
 
     @property
     def where(self) -> str:
@@ -229,6 +234,8 @@ class Culprit(_Value):
         """`run by all 235 failing tests and 9 % of the passing ones; changed since the last run`."""
         noun = "test" if self.failing_total == 1 else "tests"
         old = "; its failures were already failing" if self.preexisting else ""
+        if self.before_tests:
+            return f"run before every test, as they were collected{self._changed()}{old}"
         if self.failing_total == 1:
             return f"run by the failing test and {self._passing()}{self._changed()}{old}"
         share = _share(self.failing, self.failing_total)

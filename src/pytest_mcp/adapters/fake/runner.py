@@ -135,8 +135,8 @@ class FakeTestRunner(TestRunner):
 
         The values take the keyword arguments of `script()` (`runs`, `flaky` included). `functions`
         are `{"shop/price.py::gross_price": {"lines": "4-9", "changed": True}}`: `define` and `change`
-        for functions the tests run. Raises ScriptError naming the node id (or function) and field of
-        every problem.
+        for functions the tests run (`"at_import": True`: `run_at_import`). Raises ScriptError naming the
+        node id (or function) and field of every problem.
         """
         runner = cls(tests_from_dict(script), root=root)
         if functions is not None:
@@ -314,10 +314,18 @@ class FakeTestRunner(TestRunner):
         self._code.define(function, lines, self.tests)
         return self
 
+    def run_at_import(self, *functions: str) -> Self:
+        """Project functions that run as the tests are collected, before any test: a module's import-time
+        code (`FORE = Fore()` runs `Codes.__init__`). On Python 3.12 and later a run records them as run
+        before every test: changed, they are the culprits of failures whose tests enter no changed code.
+        Returns the runner."""
+        self._code.run_at_import(functions)
+        return self
+
     def change(self, *functions: str) -> Self:
         """An edit of these functions: the next run reads them as changed since git's HEAD (or since the
         last run that saw them), which puts them first among culprits; the run after, not, unless changed
-        again. Each must be one a scripted test runs. Returns the runner."""
+        again. Each must be one a scripted test runs, or one that runs at import. Returns the runner."""
         self._code.change(functions, self.tests)
         return self
 

@@ -73,14 +73,23 @@ def checked_lines(value: object) -> tuple[int, int]:
 
 
 class ScriptedCode:
-    """The project's functions as scripted: each one's line range, and how often it was edited since git's HEAD."""
+    """The project's functions as scripted: each one's line range, how often it was edited since git's HEAD,
+    and those that run as the tests are collected (a module's import-time code)."""
 
     def __init__(self) -> None:
         self.lines: dict[str, tuple[int, int]] = {}
         self.edits: dict[str, int] = {}
+        self.at_import: dict[str, None] = {}
+
+    def run_at_import(self, functions: Sequence[object]) -> None:
+        for index, function in enumerate(functions):
+            try:
+                self.at_import[checked_function(function)] = None
+            except ValueError as exc:
+                raise ScriptError(f"functions[{index}]: {exc}") from None
 
     def define(self, function: object, lines: object, tests: Iterable[ScriptedTest]) -> None:
-        key = _known(function, "function", tests)
+        key = self._known(function, "function", tests)
         try:
             self.lines[key] = checked_lines(lines)
         except ValueError as exc:
@@ -88,21 +97,23 @@ class ScriptedCode:
 
     def change(self, functions: Sequence[object], tests: Iterable[ScriptedTest]) -> None:
         tests = list(tests)
-        keys = [_known(function, f"functions[{index}]", tests) for index, function in enumerate(functions)]
+        keys = [self._known(function, f"functions[{index}]", tests) for index, function in enumerate(functions)]
         for key in keys:
             self.edits[key] = self.edits.get(key, 0) + 1
 
     def document(self) -> dict[str, dict[str, Any]]:
-        """`{key: {"lines": "12-19", "changed": true}}` for each defined or changed function, as scripts and
-        recordings hold them."""
+        """`{key: {"lines": "12-19", "changed": true, "at_import": true}}` for each defined, changed or
+        import-time function, as scripts and recordings hold them."""
         entries: dict[str, dict[str, Any]] = {}
-        for key in dict.fromkeys([*self.lines, *self.edits]):
+        for key in dict.fromkeys([*self.lines, *self.edits, *self.at_import]):
             entry: dict[str, Any] = {}
             if key in self.lines:
                 first, last = self.lines[key]
                 entry["lines"] = f"{first}-{last}" if last > first else str(first)
             if self.edits.get(key):
                 entry["changed"] = True
+            if key in self.at_import:
+                entry["at_import"] = True
             entries[key] = entry
         return entries
 
@@ -115,14 +126,20 @@ class ScriptedCode:
         for key, fields in document.items():
             place = f"{where}[{key!r}]"
             if not isinstance(fields, Mapping):
-                problems.append(f"{place}: must be a mapping with 'lines' and 'changed', not {fields!r}")
+                problems.append(f"{place}: must be a mapping with 'lines', 'changed' and 'at_import', not {fields!r}")
                 continue
-            unknown = sorted(set(fields) - {"lines", "changed"})
+            unknown = sorted(set(fields) - {"lines", "changed", "at_import"})
             if unknown:
-                problems.append(f"{place}.{unknown[0]}: unknown field; the fields are lines, changed")
+                problems.append(f"{place}.{unknown[0]}: unknown field; the fields are lines, changed, at_import")
+                continue
+            at_import = fields.get("at_import", False)
+            if not isinstance(at_import, bool):
+                problems.append(f"{place}.at_import: must be true or false, not {at_import!r}")
                 continue
             try:
-                function = _known(key, place, tests)
+                if at_import:
+                    self.run_at_import([key])
+                function = self._known(key, place, tests)
                 lines = checked_lines(fields["lines"]) if "lines" in fields else None
             except ValueError as exc:  # ScriptError is one
                 problems.append(str(exc) if isinstance(exc, ScriptError) else f"{place}.lines: {exc}")
@@ -137,6 +154,20 @@ class ScriptedCode:
                 self.edits[function] = self.edits.get(function, 0) + 1
         if problems:
             raise ScriptError("; ".join(problems))
+
+    def _known(self, function: object, where: str, tests: Iterable[ScriptedTest]) -> str:
+        """A function key that some scripted test runs, or that runs at import; ScriptError naming `where`
+        otherwise."""
+        try:
+            key = checked_function(function)
+        except ValueError as exc:
+            raise ScriptError(f"{where}: {exc}") from None
+        if key not in self.at_import and not any(key in test.runs for test in tests):
+            raise ScriptError(
+                f"{where}: no scripted test runs {key!r}; script the tests that do first, with runs=[{key!r}], "
+                "or say that it runs at import (run_at_import)"
+            )
+        return key
 
     def function(self, key: str, test_modules: Iterable[str], *, head: bool = True) -> CodeFunction:
         """The function as a real recording reads it: its lines, and (project code only) its digest now and,
@@ -165,9 +196,12 @@ class ScriptedCode:
         that ran, as a real run digests its test modules too."""
         ran = list(ran)
         test_modules = {test.file for test in ran}
-        imported = dict.fromkeys(key.split("::", 1)[0] for test in ran for key in test.runs)
+        entered = [*(key for test in ran for key in test.runs), *(self.at_import if ran else ())]
+        imported = dict.fromkeys(key.split("::", 1)[0] for key in entered)
         files = tuple(file for file in imported if not is_test_code(file, test_modules))
-        known = dict.fromkeys([*(key for test in scripted for key in test.runs), *self.lines, *self.edits])
+        known = dict.fromkeys(
+            [*(key for test in scripted for key in test.runs), *self.lines, *self.edits, *self.at_import]
+        )
         wanted = set(files)
         digests = {key: self.digest(key) for key in known if key.split("::", 1)[0] in wanted}
         own = [function_of(test.node_id) for test in ran if not _is_doctest(test.node_id)]
@@ -177,19 +211,6 @@ class ScriptedCode:
 
 def _digest(key: str, edits: int) -> str:
     return hashlib.sha256(f"{key}\x1f{edits}".encode()).hexdigest()[:16]
-
-
-def _known(function: object, where: str, tests: Iterable[ScriptedTest]) -> str:
-    """A function key that some scripted test runs; ScriptError naming `where` otherwise."""
-    try:
-        key = checked_function(function)
-    except ValueError as exc:
-        raise ScriptError(f"{where}: {exc}") from None
-    if not any(key in test.runs for test in tests):
-        raise ScriptError(
-            f"{where}: no scripted test runs {key!r}; script the tests that do first, with runs=[{key!r}]"
-        )
-    return key
 
 
 def _killed_before_a_test(crash: str | None, seconds: float) -> str:
@@ -218,12 +239,13 @@ _IN_RUN: Mapping[str, TraceOutcome | None] = {
 
 
 def in_run(ran: Sequence[ScriptedTest], code: ScriptedCode, recorder: Recorder) -> Spectrum | None:
-    """What a run records of itself on Python 3.12 and later: each failing test's functions, the passing
-    tests' counts per function, in run order; digests at git's HEAD only when a test failed, as the real
-    server reads them then only. None when no test runs a scripted function: nothing to name."""
-    if not any(test.runs for test in ran):
+    """What a run records of itself on Python 3.12 and later: the functions run at import, before the first
+    test, then each failing test's functions, the passing tests' counts per function, in run order;
+    digests at git's HEAD only when a test failed, as the real server reads them then only. None when no
+    scripted function runs: nothing to name."""
+    if not ran or not (code.at_import or any(test.runs for test in ran)):
         return None
-    functions: dict[str, int] = {}
+    functions: dict[str, int] = {key: index for index, key in enumerate(code.at_import)}
     traces: list[Trace] = []
     passing: dict[int, int] = {}
     passing_total = 0
@@ -245,6 +267,7 @@ def in_run(ran: Sequence[ScriptedTest], code: ScriptedCode, recorder: Recorder) 
         ),
         tests=tuple(traces),
         passing_total=passing_total,
+        collected=tuple(range(len(code.at_import))),
         test_modules=test_modules,
         recorder=recorder,
         in_run=True,

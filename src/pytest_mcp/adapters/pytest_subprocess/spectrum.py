@@ -92,11 +92,13 @@ _PASSED_KEY = re.compile(r"[0-9a-f]{16}")
 
 def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
     """The spectrum files of a run's processes (one, or one per pytest-xdist worker), merged: functions
-    by file, name and first line, the failing tests' sets, the passing tests' counts summed."""
+    by file, name and first line, the failing tests' sets, the passing tests' counts summed, the
+    functions entered before the first test in any of them."""
     keys: dict[tuple[str, str, int], int] = {}
     merged: list[CodeFunction] = []
     passing: dict[int, int] = {}
     traces: list[Trace] = []
+    collected: set[int] = set()
     modules: set[str] = set()
     imported: set[str] = set()
     passed: list[str] = []
@@ -126,6 +128,8 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
                     for index, count in event["counts"]:
                         if int(index) in local:
                             passing[local[int(index)]] = passing.get(local[int(index)], 0) + int(count)
+                elif kind == protocol.SPECTRUM_COLLECTED:
+                    collected.update(local[int(f)] for f in event["functions"] if int(f) in local)
                 elif kind == protocol.SPECTRUM_MODULES:
                     modules.update(str(module) for module in event["modules"])
                 elif kind == protocol.SPECTRUM_IMPORTED:
@@ -147,6 +151,7 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
         functions=functions,
         tests=tuple(traces),
         passing_total=passing_total,
+        collected=tuple(sorted(collected)),
         test_modules=tuple(sorted(modules)),
         recorder=recorder,
         in_run=True,

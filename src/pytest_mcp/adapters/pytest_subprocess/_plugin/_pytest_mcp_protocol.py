@@ -71,6 +71,7 @@ SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions:
 SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests; recorder
 SPECTRUM_END = "end"  # ran, stopped (null, or why it stopped early), recorder
 SPECTRUM_PASSING = "passing"  # a run's own spectrum: total passing tests, counts [[function id, tests], ...]
+SPECTRUM_COLLECTED = "collected"  # functions: [ids] the project functions entered before the first test
 SPECTRUM_IMPORTED = "imported"  # files: the project files (relative to the root) the process imported
 SPECTRUM_PASSED = "passed"  # keys: the tests that passed, each a passed_key (below); on every Python
 

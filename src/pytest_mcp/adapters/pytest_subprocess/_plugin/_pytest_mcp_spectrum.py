@@ -3,7 +3,8 @@
 In every run (`--pytest-mcp-spectrum-run DIR`), in each process that runs tests (each of
 pytest-xdist's workers), it records which of the project's functions each test entered, on Python
 3.12 and later: a set per failing test, a count per function for the passing ones (so that 100,000
-passing tests cost kilobytes), and the project files the process imported (whose functions the
+passing tests cost kilobytes), the functions entered before the first test (a module's import-time
+code, which ran before every test), and the project files the process imported (whose functions the
 server digests, on every Python). Before 3.12 it records only the files.
 
 In a second pass (`--pytest-mcp-spectrum FILE`), on interpreters where the run could not record,
@@ -20,8 +21,9 @@ test, so a test costs one event per distinct function it runs), `sys.setprofile`
 
 Events, one JSON object a line: a function the first time it is seen (`fn`: id, file relative
 to the root, qualified name, first and last line); a finished test (`test`: node id, outcome,
-the ids of the functions it ran); the modules that hold tests (`modules`, once collected); and
-last, `end`: how many tests ran and why it stopped early, if it did.
+the ids of the functions it ran); the modules that hold tests (`modules`, once collected); in a run,
+the functions entered before the first test (`collected`); and last, `end`: how many tests ran and
+why it stopped early, if it did.
 
 PYTEST_DONT_REWRITE. Standard library only; Python 3.9 and later.
 """
@@ -162,6 +164,60 @@ class _Functions:
         return found
 
 
+def _free_tool():
+    """A free sys.monitoring tool id, taken; None when all are in use."""
+    monitoring = sys.monitoring
+    for tool in (3, 4, 5, 2):  # free ids first; 0 and 1 are the debugger's and coverage's
+        if monitoring.get_tool(tool) is None:
+            monitoring.use_tool_id(tool, "pytest-mcp")
+            return tool
+    return None
+
+
+class _Collection:
+    """Python 3.12 and later: the project's functions entered before the first test, while the initial
+    conftests load and the tests are collected. A module's import-time code runs then, once a process:
+    a constructor called at module level (`Fore = AnsiFore()`), a registry's decorator, a table built
+    by a helper. No test enters it later, yet every test ran after it.
+
+    PY_START as a global event, on a tool id of its own (the run's recorder arms its own later, so what
+    this one turns off never silences it), each code object's turned off once it fired: a process
+    pays one event per distinct function it runs until the first test. Turned off for good before the
+    tests run. Nothing when every tool id is taken."""
+
+    def __init__(self, root):
+        self.files = _Functions(root, None)  # for its paths only: nothing is written from here
+        self.codes = []
+        self.tool = _free_tool()
+        if self.tool is not None:
+            sys.monitoring.register_callback(self.tool, sys.monitoring.events.PY_START, self._entered)
+            sys.monitoring.set_events(self.tool, sys.monitoring.events.PY_START)
+
+    def _entered(self, code, offset):
+        # A function's code, not a module's or a class's body (those run once, at import, and are no function).
+        if code.co_flags & _CO_OPTIMIZED and self.files.relative(code.co_filename) is not None:
+            if _called_by_pytest(sys._getframe(1)):
+                return None  # pytest looking at a module's names as it collects: wait for a call of the code's own
+            self.codes.append(code)
+        return sys.monitoring.DISABLE
+
+    def finish(self):
+        """The code objects entered, once; the event is off and the tool id free after."""
+        if self.tool is not None:
+            monitoring = sys.monitoring
+            monitoring.set_events(self.tool, 0)
+            monitoring.register_callback(self.tool, monitoring.events.PY_START, None)
+            monitoring.free_tool_id(self.tool)
+            self.tool = None
+        codes, self.codes = self.codes, []
+        return codes
+
+
+_CO_OPTIMIZED = 0x0001  # inspect.CO_OPTIMIZED, without importing inspect into every run
+_collection = []
+"""The collection's recorder of this process, from the initial conftests on (pytest_load_initial_conftests)."""
+
+
 class _MonitoringRecorder:
     """Python 3.12 and later: one PY_START event per function per test, turned off once seen."""
 
@@ -170,15 +226,11 @@ class _MonitoringRecorder:
     def __init__(self, functions):
         self.functions = functions
         self.seen = set()
-        monitoring = sys.monitoring
-        for tool in (3, 4, 5, 2):  # free ids first; 0 and 1 are the debugger's and coverage's
-            if monitoring.get_tool(tool) is None:
-                monitoring.use_tool_id(tool, "pytest-mcp")
-                self.tool = tool
-                break
-        else:  # pragma: no cover - every id taken
+        tool = _free_tool()
+        if tool is None:  # pragma: no cover - every id taken
             raise RuntimeError("no free sys.monitoring tool id")
-        monitoring.register_callback(self.tool, monitoring.events.PY_START, self._entered)
+        self.tool = tool
+        sys.monitoring.register_callback(self.tool, sys.monitoring.events.PY_START, self._entered)
 
     def _entered(self, code, offset):
         found = self.functions.id_of(code)
@@ -426,12 +478,28 @@ class RunSpectrum:
         # The node id of each passing test, hashed into its passed_key once, at the end, where the keys
         # are written: what tells a suspect flaky failure next time.
         self.passed = []
+        self.collection = _collection.pop() if _collection else None
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
         self.file.write(json.dumps(fields) + "\n")
 
+    def _collected(self):
+        """The functions entered before the first test, written once, by the process that runs the tests."""
+        if self.collection is None:
+            return
+        codes = self.collection.finish()
+        self.collection = None
+        if self.running:
+            found = (self.functions.id_of(code) for code in codes)
+            self.emit(protocol.SPECTRUM_COLLECTED, functions=sorted({f for f in found if f is not None}))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        self._collected()  # the tests' process, a pytest-xdist worker, and the controller, which collects nothing
+
     def close(self):
+        self._collected()  # a run that ended before its test loop
         if self.recorder is not None:
             self.recorder.release()
         self.emit(protocol.SPECTRUM_PASSING, total=self.passing, counts=sorted(self.counts.items()))
@@ -498,6 +566,12 @@ def pytest_load_initial_conftests(early_config, parser, args):
     if getattr(options, _dest(protocol.OPTION_SPECTRUM), None) and hasattr(options, "cov_source"):
         options.cov_source = None
         options.no_cov = True
+    recording = getattr(options, _dest(protocol.OPTION_SPECTRUM_RUN), None) and not getattr(
+        options, _dest(protocol.OPTION_SPECTRUM_FILES_ONLY), False
+    )
+    if recording and hasattr(sys, "monitoring") and not _collection:
+        # Before the conftests: a root conftest that imports the project runs its import-time code here.
+        _collection.append(_Collection(str(early_config.rootpath)))
     yield
 
 
