@@ -12,9 +12,11 @@ of both was a quarter of an hour of one worker's time, and the longest of the su
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,13 @@ PROJECT = {
         """,
 }
 TESTS = 8
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, cache: Path) -> None:
+    """The environment every affected run here has: its own cache directory, nothing steering pytest."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    for name in ("PYTEST_ADDOPTS", "TESTMON_DATAFILE", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -186,6 +195,17 @@ BLIND_SPOTS = {
 }  # fmt: skip
 
 
+async def after_the_first_run(
+    request: pytest.FixtureRequest, env: Environment, root: Path, files: dict[str, str]
+) -> Path:
+    """The project after its first affected run: PROJECT with no `files` added is the class's shared
+    first run, copied back (`recorded`); `root`, which has `files` written, makes its own."""
+    if not files:
+        return Path(request.getfixturevalue("recorded"))
+    await execute(root, env.python, {"affected": True})
+    return root
+
+
 class Affected:
     """The cases, on the environment a subclass names."""
 
@@ -197,12 +217,40 @@ class Affected:
 
     @pytest.fixture
     def root(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-        for name in ("PYTEST_ADDOPTS", "TESTMON_DATAFILE", "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-            monkeypatch.delenv(name, raising=False)
+        isolate(monkeypatch, tmp_path / "cache")
         project = tmp_path / "project"
         write(project, PROJECT)
         return project
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def first_run(cls, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        """PROJECT after its first affected run, made once for the class: the project and its cache
+        directory (testmon's data and our record of the files testmon cannot see) under `recorded/`."""
+        env = ready(cls.environment)[cls.environment]
+        place = tmp_path_factory.mktemp(f"affected-{cls.environment}")
+        write(place / "project", PROJECT)
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            isolate(monkeypatch, place / "cache")
+            # A thread of its own: a parametrized test asks for it from inside its event loop.
+            with ThreadPoolExecutor(max_workers=1) as thread:
+                answer = thread.submit(anyio.run, execute, place / "project", env.python, {"affected": True}).result()
+        assert (answer["exit_code"], answer["summary"]["total"]) == (0, TESTS), answer
+        (place / "recorded").mkdir()
+        for part in ("project", "cache"):
+            (place / part).rename(place / "recorded" / part)
+        return place
+
+    @pytest.fixture
+    def recorded(self, first_run: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        """The project as its first affected run left it, for a test whose own first run would be that
+        same run: the files and the cache directory copied back, at the paths the run had, with their
+        sizes and mtimes to the nanosecond (what testmon and our record of unseen files compare)."""
+        for part in ("project", "cache"):
+            shutil.rmtree(first_run / part, ignore_errors=True)
+            shutil.copytree(first_run / "recorded" / part, first_run / part, symlinks=True)
+        isolate(monkeypatch, first_run / "cache")
+        return first_run / "project"
 
     async def test_the_first_run_runs_everything_and_says_so(self, env: Environment, root: Path) -> None:
         first = await execute(root, env.python, {"affected": True, "detail": "all"})
@@ -221,13 +269,12 @@ class Affected:
         assert not (root / DATA_FILE).exists()
         assert str(data_directory(root)).startswith(os.environ["XDG_CACHE_HOME"])
 
-    async def test_a_one_function_edit_runs_only_the_tests_that_use_it(self, env: Environment, root: Path) -> None:
-        await execute(root, env.python, {"affected": True})
-        edit(root, "calc.py", "return a * b", "return a * b + 1")
+    async def test_a_one_function_edit_runs_only_the_tests_that_use_it(self, env: Environment, recorded: Path) -> None:
+        edit(recorded, "calc.py", "return a * b", "return a * b + 1")
 
-        answer = await execute(root, env.python, {"affected": True, "detail": "all"})
-        again = await execute(root, env.python, {"affected": True, "detail": "all"})
-        full = await execute(root, env.python, {"detail": "all"})
+        answer = await execute(recorded, env.python, {"affected": True, "detail": "all"})
+        again = await execute(recorded, env.python, {"affected": True, "detail": "all"})
+        full = await execute(recorded, env.python, {"detail": "all"})
 
         assert ran(answer) == ["tests/test_mul.py::test_mul_small", "tests/test_mul.py::test_mul_zero"]
         assert failures(answer) == failures(full) == ran(answer)
@@ -240,10 +287,8 @@ class Affected:
         # Failures are run again until they pass, as testmon never leaves out a failing test.
         assert ran(again) == ran(answer)
 
-    async def test_nothing_changed_is_a_clean_run_of_nothing(self, env: Environment, root: Path) -> None:
-        await execute(root, env.python, {"affected": True})
-
-        answer = await execute(root, env.python, {"affected": True, "detail": "all"})
+    async def test_nothing_changed_is_a_clean_run_of_nothing(self, env: Environment, recorded: Path) -> None:
+        answer = await execute(recorded, env.python, {"affected": True, "detail": "all"})
 
         assert answer["exit_code"] == 0  # testmon's: nothing affected is not "no tests collected"
         assert (answer["summary"]["total"], answer["affected"]["run"], answer["affected"]["not_run"]) == (0, 0, TESTS)
@@ -264,12 +309,11 @@ class Affected:
         ids=["node_id", "file", "keywords", "markers", "maxfail", "workers", "coverage", "detail"],
     )
     async def test_affected_combines_with_the_other_fields(
-        self, env: Environment, root: Path, arguments: dict[str, Any], expected_run: Any, expected_failures: int
+        self, env: Environment, recorded: Path, arguments: dict[str, Any], expected_run: Any, expected_failures: int
     ) -> None:
-        await execute(root, env.python, {"affected": True})
-        edit(root, "calc.py", "return a * b", "return a * b + 1")
+        edit(recorded, "calc.py", "return a * b", "return a * b + 1")
 
-        answer = await execute(root, env.python, {"affected": True, "detail": "all", **arguments})
+        answer = await execute(recorded, env.python, {"affected": True, "detail": "all", **arguments})
 
         assert "error" not in answer, answer
         assert answer["summary"]["failed"] == expected_failures, answer["_text"]
@@ -282,14 +326,13 @@ class Affected:
         if arguments.get("coverage"):
             assert answer["coverage"]["percent"] > 0
 
-    async def test_affected_combines_with_last_failed(self, env: Environment, root: Path) -> None:
-        await execute(root, env.python, {"affected": True})
-        edit(root, "calc.py", "return a * b", "return a * b + 1")
-        await execute(root, env.python, {"affected": True})  # both mul tests fail
-        edit(root, "calc.py", "return a * b + 1", "return a * b")
-        edit(root, "calc.py", "return a + b", "return a + b + 0")
+    async def test_affected_combines_with_last_failed(self, env: Environment, recorded: Path) -> None:
+        edit(recorded, "calc.py", "return a * b", "return a * b + 1")
+        await execute(recorded, env.python, {"affected": True})  # both mul tests fail
+        edit(recorded, "calc.py", "return a * b + 1", "return a * b")
+        edit(recorded, "calc.py", "return a + b", "return a + b + 0")
 
-        answer = await execute(root, env.python, {"affected": True, "last_failed": True, "detail": "all"})
+        answer = await execute(recorded, env.python, {"affected": True, "last_failed": True, "detail": "all"})
 
         # --lf narrows to last time's failures; testmon keeps them (they failed), and they pass now.
         assert ran(answer) == ["tests/test_mul.py::test_mul_small", "tests/test_mul.py::test_mul_zero"]
@@ -314,14 +357,13 @@ class Affected:
         assert not data_directory(root).joinpath(DATA_FILE).exists()
 
     async def test_two_affected_runs_at_once_take_turns_and_leave_the_data_whole(
-        self, env: Environment, root: Path
+        self, env: Environment, recorded: Path
     ) -> None:
-        await execute(root, env.python, {"affected": True})
-        edit(root, "calc.py", "return a * b", "return a * b + 1")
+        edit(recorded, "calc.py", "return a * b", "return a * b + 1")
         answers: list[dict[str, Any]] = []
 
         async def one() -> None:
-            answers.append(await execute(root, env.python, {"affected": True, "detail": "all"}))
+            answers.append(await execute(recorded, env.python, {"affected": True, "detail": "all"}))
 
         async with anyio.create_task_group() as group:
             group.start_soon(one)
@@ -329,10 +371,10 @@ class Affected:
 
         assert [failures(answer) for answer in answers] == [["tests/test_mul.py::test_mul_small",
                                                              "tests/test_mul.py::test_mul_zero"]] * 2  # fmt: skip
-        with sqlite3.connect(data_directory(root) / DATA_FILE) as db:
+        with sqlite3.connect(data_directory(recorded) / DATA_FILE) as db:
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        edit(root, "calc.py", "return a * b + 1", "return a * b")
-        after = await execute(root, env.python, {"affected": True, "detail": "all"})
+        edit(recorded, "calc.py", "return a * b + 1", "return a * b")
+        after = await execute(recorded, env.python, {"affected": True, "detail": "all"})
         assert (ran(after), failures(after)) == (ran(answers[0]), [])
 
     async def test_testmon_turned_off_by_the_project_is_a_field_error(self, env: Environment, root: Path) -> None:
@@ -346,11 +388,11 @@ class Affected:
 
     @pytest.mark.parametrize("kind", list(EDITS))
     async def test_an_affected_run_reports_the_failures_a_full_run_reports(
-        self, env: Environment, root: Path, kind: str
+        self, request: pytest.FixtureRequest, env: Environment, root: Path, kind: str
     ) -> None:
         files, change = EDITS[kind]
         write(root, files)
-        await execute(root, env.python, {"affected": True})
+        root = await after_the_first_run(request, env, root, files)
         edit(root, *change)
 
         affected = await execute(root, env.python, {"affected": True})
@@ -422,13 +464,13 @@ class Affected:
 
     @pytest.mark.parametrize("spot", list(BLIND_SPOTS))
     async def test_a_blind_spot_of_testmon_is_missed_by_affected_and_found_by_a_full_run(
-        self, env: Environment, root: Path, spot: str, monkeypatch: pytest.MonkeyPatch
+        self, request: pytest.FixtureRequest, env: Environment, root: Path, spot: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         files, change = BLIND_SPOTS[spot]
         write(root, files)
         if ".gitignore" in files:
             subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-        await execute(root, env.python, {"affected": True})
+        root = await after_the_first_run(request, env, root, files)
         if change is None:
             monkeypatch.setenv("P26_LIMIT", "6")
         else:

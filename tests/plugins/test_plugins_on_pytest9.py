@@ -5,22 +5,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugins.plugin_matrix import CASES, PluginMatrix
-from tests.plugins.support import execute, pytest_says, ready, same_project_twice
+from tests.plugins.plugin_matrix import PluginMatrix, observed
+from tests.plugins.support import ready
 
 
 class TestPluginsOnPytest9(PluginMatrix):
     environment = "pytest9"
 
 
-@pytest.mark.anyio
-async def test_rerunfailures_on_the_newest_pytest(tmp_path: Path) -> None:
+def test_rerunfailures_on_the_newest_pytest(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """The one cheap representative left in `-m "not slow"`: the newest pytest, and the plugin
-    whose word (`rerun`) is not one of pytest's own. It builds only that environment."""
+    whose word (`rerun`) is not one of pytest's own. It builds only that environment. Its plain
+    pytest run and server call are the matrix's own for that case (the same project, call and
+    seed): made here when the matrix is deselected, else shared with it."""
     [env] = ready("pytest9").values()
-    pytest_root, mcp_root = same_project_twice(CASES["rerunfailures"].project, tmp_path)
-    said = pytest_says(env, pytest_root, [])
-    [answer] = await execute(env, mcp_root, tmp_path, {"detail": "all"})
+    seen = observed(request, env, "rerunfailures", tmp_path_factory)
+    said, answer = seen.said, seen.answer
 
     assert said.words == ["1 failed", "2 passed", "3 rerun"], said.output[-3000:]
     assert answer.counts == said.counts, answer.context()
