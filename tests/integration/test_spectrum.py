@@ -14,6 +14,7 @@ import pytest
 
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.pytest_subprocess.spectrum import read_run_spectrum, read_spectrum
+from pytest_mcp.domain.localization import Spectrum
 from tests.compat.conftest import COMBOS, compat_target
 
 PLUGIN = Path(protocol.__file__).parent
@@ -100,6 +101,19 @@ def _record(python: str, root: Path, *options: str) -> dict[str, set[str]]:
     names = [function.name for function in spectrum.functions]
     assert spectrum.recorder == ("sys.monitoring" if _monitored(python) else "sys.setprofile")
     return {trace.node_id: {names[i] for i in trace.functions} | {trace.outcome} for trace in spectrum.tests}
+
+
+def _recorded_run(root: Path, files: dict[str, str]) -> Spectrum:
+    """A run's own recording (`--pytest-mcp-spectrum-run`, Python 3.12+) of a project of these files."""
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    recorded = root / "spectrum"
+    recorded.mkdir()
+    _pytest(_monitoring_python(), root, f"{protocol.OPTION_SPECTRUM_RUN}={recorded}", "-p", "no:randomly")
+    spectrum = read_run_spectrum(recorded, 1 << 20).spectrum
+    assert spectrum is not None
+    return spectrum
 
 
 def _monitored(python: str) -> bool:
@@ -204,17 +218,9 @@ def test_the_runs_own_recorder_arms_each_function_again_for_every_test_and_skips
     recorded again in the next (its event was turned off once seen); what pytest itself calls (the
     test function, a fixture, a failure's repr) is not recorded, so the passing tests' counts grow
     with the project's functions, not with the number of tests."""
-    python = _monitoring_python()
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "money.py").write_text(MONEY, encoding="utf-8")
-    (root / "conftest.py").write_text(CONFTEST, encoding="utf-8")
-    (root / "test_money.py").write_text(RUN_TESTS, encoding="utf-8")
-    recorded = root / "spectrum"
-    recorded.mkdir()
-    _pytest(python, root, f"{protocol.OPTION_SPECTRUM_RUN}={recorded}", "-p", "no:randomly")
-    spectrum = read_run_spectrum(recorded, 1 << 20).spectrum
-    assert spectrum is not None
+    spectrum = _recorded_run(
+        tmp_path / "project", {"money.py": MONEY, "conftest.py": CONFTEST, "test_money.py": RUN_TESTS}
+    )
     assert spectrum.recorder == "sys.monitoring"
     names = [function.name for function in spectrum.functions]
     (failing,) = spectrum.tests
@@ -290,18 +296,8 @@ def test_the_run_records_the_functions_entered_before_the_first_test_and_not_wha
     a root conftest and the test modules are imported, before any test: the run records it once, apart
     from each test's functions. What pytest calls as it looks over a test module's names (a
     `__getattr__`) is not recorded, nor are module and class bodies."""
-    python = _monitoring_python()
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "colors.py").write_text(COLORS, encoding="utf-8")
-    (root / "registry.py").write_text(REGISTRY, encoding="utf-8")
-    (root / "conftest.py").write_text("import registry\n", encoding="utf-8")
-    (root / "test_colors.py").write_text(COLOR_TESTS, encoding="utf-8")
-    recorded = root / "spectrum"
-    recorded.mkdir()
-    _pytest(python, root, f"{protocol.OPTION_SPECTRUM_RUN}={recorded}", "-p", "no:randomly")
-    spectrum = read_run_spectrum(recorded, 1 << 20).spectrum
-    assert spectrum is not None
+    files = {"colors.py": COLORS, "registry.py": REGISTRY, "conftest.py": "import registry\n"}
+    spectrum = _recorded_run(tmp_path / "project", files | {"test_colors.py": COLOR_TESTS})
 
     names = [function.name for function in spectrum.functions]
     assert sorted(names[i] for i in spectrum.collected) == ["Codes.__init__", "register", "register.<locals>.add"]
