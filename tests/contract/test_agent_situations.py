@@ -214,8 +214,7 @@ async def test_what_each_situation_shows(
     [three] = await play("fake", "three-files", tmp_path / "1", monkeypatch, python)
     [cause] = three["groups"]
     assert (cause["count"], cause["culprit"]["function"], cause["culprit"]["changed"]) == (6, "gross_price", True)
-    # Its six members are more than the answer lists: the agent pages through them.
-    assert policy(three) == [("open", GROSS), ("page", cause["id"])]
+    assert policy(three) == [("open", GROSS)]
 
     _, again = await play("fake", "preexisting", tmp_path / "2", monkeypatch, python)
     assert again["culprits"][0].get("preexisting") is True

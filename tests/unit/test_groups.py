@@ -224,22 +224,25 @@ def test_a_causes_other_symptoms_give_their_messages_head_its_representative_the
 
 def test_a_kept_runs_group_lists_its_first_members_within_120_characters_and_counts_the_rest() -> None:
     names = [f"tests/test_a.py::test_double[{x}]" for x in range(40)] + [
-        f"tests/test_b.py::test_{'x' * 60}_{i}" for i in range(5)
+        f"tests/test_b.py::test_{'x' * 55}_{i}" for i in range(5)
     ]
     (group,) = failure_groups([report(name) for name in names])
 
     paged = with_paged_members(group, names)
 
-    # The range (40 ids) and the first long id fit; each of the other four stands for itself.
+    # 431 characters of entries: the range (40 ids) and the first long id fit in 120; the other four are counted.
     assert paged.members == ("tests/test_a.py::test_double[{0-39}]", names[40])
     assert paged.omitted_members == 4
     assert paged.compressed.startswith("integer parameters as ranges in braces")
-    # The first entry is listed whatever its length; a group that fits is left as it was.
+    # The first entry is listed whatever its length.
     long = [f"tests/test_c.py::test_{'y' * 150}_{i}" for i in range(3)]
     (alone,) = failure_groups([report(name) for name in long])
     assert with_paged_members(alone, long).members == (long[0],)
     assert with_paged_members(alone, long).omitted_members == 2
-    assert with_paged_members(group, names[:40]) == group.model_copy()  # one range: nothing to leave out
+    # Entries that fit in twice 120 characters are all listed: the call that pages them would cost as much.
+    four = [f"tests/test_d.py::test_{'w' * 25}_{i}" for i in range(4)]  # 4 of 49 characters
+    (small,) = failure_groups([report(name) for name in four])
+    assert with_paged_members(small, four) == small
 
 
 def test_a_paged_group_still_says_a_node_id_reported_twice_was_listed_once() -> None:

@@ -83,20 +83,21 @@ async def test_seven_long_members_of_one_group_are_listed_as_the_first_and_paged
     assert size <= SEVEN_MEMBERS_AT_MOST
 
 
-async def test_short_members_are_listed_while_they_fit_and_a_whole_group_that_fits_has_nothing_left_out(
+async def test_short_members_are_listed_while_they_fit_and_a_group_whose_ids_fit_twice_over_lists_them_all(
     tmp_path: Path,
 ) -> None:
     runner = FakeTestRunner()
-    for index in range(7):
-        runner.script(f"tests/t.py::test_{index}", "failed", line=index + 1, crash="src/m.py:3", message="assert 1")
+    for index in range(12):
+        runner.script(f"tests/t.py::test_short_{index}", "failed", line=index + 1, crash="src/m.py:3", message="no")
     for index in range(3):
         runner.script(f"tests/u.py::test_{index}", "failed", line=index + 1, crash="src/m.py:9", message="KeyError")
     async with connect(runner, root=tmp_path) as client:
         answer, _, _ = await answered(client, "execute_tests", {})
 
-    seven, three = answer["groups"]
-    assert seven["members"] == [f"tests/t.py::test_{index}" for index in range(6)]  # 6 ids of 17 characters
-    assert seven["omitted_members"] == 1
+    # 12 ids of 24 characters (288 in all): the first five fit in 120.
+    twelve, three = answer["groups"]
+    assert twelve["members"] == [f"tests/t.py::test_short_{index}" for index in range(5)]
+    assert twelve["omitted_members"] == 7
     assert three["members"] == [f"tests/u.py::test_{index}" for index in range(3)]
     assert "omitted_members" not in three  # left out at 0 (ADR 0009)
 

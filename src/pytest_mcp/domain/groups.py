@@ -360,19 +360,23 @@ def _entries(node_ids: Sequence[str]) -> list[_Entry]:
 
 
 LISTED_MEMBER_CHARS = 120
-"""How much of a group's members an answer whose run is kept lists (issue 41): the first entry, then
-more while their node ids stay within this many characters in all. The others are counted in
-`omitted_members`, and get_test_run with the group's id pages through every one. Seven failures of one
-cause, each with a 100-character node id, cost 1.4 KB listed in full in the text and the structured
-content alike; a few short ids still fit."""
+"""How much of a group's members an answer whose run is kept lists (issue 41): all of them when their
+entries fit in twice this many characters (the call that pages the others costs about this much);
+else the first entry, then more while they stay within this many characters in all. The others are
+counted in `omitted_members`, and get_test_run with the group's id pages through every one. Seven
+failures of one cause, each with a 100-character node id, cost 1.4 KB listed in full in the text and
+the structured content alike; a few short ids still fit."""
 
 
 def with_paged_members(group: FailureGroup, names: Sequence[str], chars: int = LISTED_MEMBER_CHARS) -> FailureGroup:
     """`group` listing only the first entries of its members, within `chars` characters (the first always),
-    and counting the node ids the others stand for in `omitted_members`. `names` are its members' names
+    and counting the node ids the others stand for in `omitted_members`; as it is when all its entries fit
+    in twice `chars`. `names` are its members' names
     in run order, as the kept run pages through them (`failure_groups(..., compress=False)`)."""
     entries = _entries(names)
-    kept, used = entries[:1], len(entries[0].text) if entries else 0
+    if sum(len(entry.text) for entry in entries) <= 2 * chars:  # the pointer would cost about what it saves
+        return group
+    kept, used = entries[:1], len(entries[0].text)
     for entry in entries[1:]:
         used += len(entry.text)
         if used > chars:
