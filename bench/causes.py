@@ -7,6 +7,7 @@
     .venv/bin/python bench/causes.py --git --out NAME        # each copy a git repository, the bug uncommitted
     .venv/bin/python bench/causes.py --python 3.12 --out NAME  # the suites' venvs built from pyenv's 3.12
     .venv/bin/python bench/causes.py --held-out-2 --out NAME  # bench/planted.py's second held-out batch
+    .venv/bin/python bench/causes.py --dump DIR              # also each answer: DIR/CASE-SCENARIO.txt and .json
     .venv/bin/python bench/run.py --causes                   # the same as the first
 
 The cases are bench/planted.py's. Each real suite's sdist is fetched from PyPI once, with its test
@@ -264,19 +265,32 @@ class Server:
         return StdioServerParameters(command=sys.executable, args=[*baseline.server_args(), *args], env=env)
 
 
-async def measure_case(case: Case, project: Project, work: Path, server: Server) -> dict[str, Any]:
+def dumped(answer: Answer, dump: Path | None, name: str) -> Answer:
+    """`answer`, written first to `dump` (NAME.txt, the text block; NAME.json, the structured content) when asked:
+    what takes an answer's bytes is read there. The copy's scratch paths are in them: they are not results."""
+    if dump is not None:
+        dump.mkdir(parents=True, exist_ok=True)
+        (dump / f"{name}.txt").write_text(answer.text, encoding="utf-8")
+        structured = json.dumps(answer.structured, indent=1, ensure_ascii=False)
+        (dump / f"{name}.json").write_text(structured, encoding="utf-8")
+    return answer
+
+
+async def measure_case(
+    case: Case, project: Project, work: Path, server: Server, dump: Path | None = None
+) -> dict[str, Any]:
     env = server.env
     row: dict[str, Any] = {"load": round(os.getloadavg()[0], 1)}  # other work on the machine, as the case starts
     row["raw_clean"] = raw_pytest(fresh_copy(case, project, work / "raw-clean", bugs=False), project.python, env)
     edited = fresh_copy(case, project, work / "edited", bugs=False, git=server.git)
     async with connect(server.params(edited, project.python), f"causes-{case.key}") as session:
-        row["clean"] = figures(await execute(session), case.plants)
+        row["clean"] = figures(dumped(await execute(session), dump, f"{case.key}-clean"), case.plants)
         for bug in case.plants:
             planted.plant(edited, bug)
-        row["after_edit"] = figures(await execute(session), case.plants)
+        row["after_edit"] = figures(dumped(await execute(session), dump, f"{case.key}-after-edit"), case.plants)
     cold = fresh_copy(case, project, work / "cold", bugs=True, git=server.git)
     async with connect(server.params(cold, project.python), f"causes-{case.key}") as session:
-        row["planted"] = figures(await execute(session), case.plants)
+        row["planted"] = figures(dumped(await execute(session), dump, f"{case.key}-planted"), case.plants)
     row["raw_planted"] = raw_pytest(fresh_copy(case, project, work / "raw-planted", bugs=True), project.python, env)
     return row
 
@@ -302,14 +316,14 @@ def describe(case: Case) -> dict[str, Any]:
     }
 
 
-def measure(cases: list[Case], server: Server, python: Interpreter) -> list[dict[str, Any]]:
+def measure(cases: list[Case], server: Server, python: Interpreter, dump: Path | None = None) -> list[dict[str, Any]]:
     rows = []
     for case in cases:
         print(f"{case.key}: {case.label}", flush=True)
         with tempfile.TemporaryDirectory(prefix="bench-causes-") as directory:
             work = Path(directory)
             project = prepare(case, work, python)
-            row = describe(case) | anyio.run(measure_case, case, project, work, server)
+            row = describe(case) | anyio.run(measure_case, case, project, work, server, dump)
         for scenario in ("clean", "after_edit", "planted"):
             found = row[scenario]
             print(
@@ -471,6 +485,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--python", metavar="VERSION", help="build the suites' venvs from pyenv's VERSION (3.12), not the bench's"
     )
+    parser.add_argument(
+        "--dump", metavar="DIR", type=Path, help="also write each answer to DIR (CASE-SCENARIO.txt and .json)"
+    )
     return parser.parse_args(argv)
 
 
@@ -486,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     at = baseline.build(args.at) if args.at else None
     python = interpreter(args.python)
     server = Server(bench_env(), at[1] if at else None, args.git)
-    rows = measure([case for case in cases if case.key in wanted], server, python)
+    rows = measure([case for case in cases if case.key in wanted], server, python, args.dump)
     suites_python = subprocess.run(
         [str(python.python), "-c", "import platform; print(platform.python_version())"],
         capture_output=True, text=True, check=True,
@@ -501,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "minutes": round((time.perf_counter() - started) / 60, 1),
     }
-    config["command"] = config["command"].strip()
+    config["command"] = re.sub(r" --dump \S+", "", config["command"]).strip()  # where answers were dumped is no result
     RESULTS.mkdir(parents=True, exist_ok=True)
     markdown = render(rows, config)
     for text in (markdown, json.dumps(rows)):  # results are committed: nothing of this machine's layout in them

@@ -372,6 +372,29 @@ async def test_the_servers_groups_and_reasons_are_drawn_with_their_titles_and_me
     assert page.texts("#groups .title") == [title_of(groups[1])]
 
 
+LONG_MEMBERS = {
+    "test_long.py": "def check(i):\n    assert i < 0\n\n\n"
+    + "".join(
+        f"def test_a_member_whose_name_runs_long_enough_that_two_do_not_fit_in_a_line_{i}():\n    check({i})\n\n\n"
+        for i in range(5)
+    )
+}
+
+
+async def test_a_group_whose_members_are_paged_says_how_many_more_there_are(page: ReportPage, tmp_path: Path) -> None:
+    """A kept run's answer lists a group's first members (issue 41): the view says how many it left to paging."""
+    async with serve(write_project(tmp_path / "p", LONG_MEMBERS)) as client:
+        result = await show(page, client, "execute_tests", {})
+    (group,) = (result.structured_content or {})["groups"]
+    assert group["omitted_members"] == 4
+    page.open_groups()
+    (members,) = page.texts("#groups .members")
+    assert members.splitlines() == [
+        *group["members"],
+        "\u2026 and 4 more: get_test_run with this group's id lists them",
+    ]
+
+
 async def test_culprits_lead_and_each_group_shows_its_cause_symptoms_and_labels(
     page: ReportPage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

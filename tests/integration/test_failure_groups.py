@@ -230,6 +230,7 @@ async def test_sixteen_planted_bugs_are_sixteen_groups_and_no_group_holds_two(tm
     _, structured, text = await answer(root, {}, localize=10)
 
     groups = structured["groups"]
+    assert not any(g.get("omitted_members") for g in groups)  # every member is listed: the checks read them all
     bugs_per_group = [{tag for member in g["members"] for tag in re.findall(r"test_bug(\d+)", member)} for g in groups]
     assert all(len(bugs) == 1 for bugs in bugs_per_group), [g["title"] for g in groups]  # precision: no wrong merge
     assert sorted(int(bugs.pop()) for bugs in bugs_per_group) == list(range(1, PLANTED + 1))  # recall: no split

@@ -373,3 +373,18 @@ def test_a_representative_with_a_full_diff_and_a_long_message_keeps_the_failing_
     assert shown.traceback.splitlines()[0] == ">       assert nested == [[0] * 8] * 20"
     assert shown.message is not None
     assert shown.message.splitlines()[0] == message.splitlines()[0]  # what failed, said first
+
+
+def test_a_signed_groups_representative_leaves_out_a_message_its_e_lines_say_whole() -> None:
+    """tomlkit's parser error was said three times: in the message, in the traceback's E line and in the text."""
+    error = "tomlkit.exceptions.InvalidCharInStringError: Invalid character 'f' in string at line 45 col 2"
+    traceback = f">       raise self.parse_error(Invalid)\nE       {error}\ntomlkit/parser.py:835: Error"
+    raising = ReportedTest(node_id="t.py::test_a", outcome="failed", phase="call", traceback=traceback, message=error)
+    explained = raising.model_copy(update={"message": f"{error}\nand a line the traceback does not hold"})
+    subtest = raising.model_copy(update={"message": f"subtest (prefix='x'): {error}"})
+
+    assert representative(raising, signed=True).message is None
+    assert representative(raising, signed=True).traceback == traceback  # the evidence is whole
+    assert representative(raising).message == error  # a group of one: its message is its signature's
+    assert representative(explained, signed=True).message == explained.message
+    assert representative(subtest, signed=True).message == subtest.message  # it names the subtest

@@ -12,6 +12,7 @@ from pytest_mcp.domain.groups import (
     signature_of,
     skip_reasons,
     symptom_groups,
+    with_paged_members,
 )
 from pytest_mcp.domain.models import Culprit, Outcome, Phase, ReportedTest
 
@@ -219,3 +220,42 @@ def test_a_causes_other_symptoms_give_their_messages_head_its_representative_the
     assert heads["tests/test_a.py:5"].startswith("AssertionError: Lists differ: [<str>, <str>,")
     assert heads["tests/test_a.py:5"].endswith("…")
     assert group.representative.message == long  # the representative's is whole
+
+
+def test_a_kept_runs_group_lists_its_first_members_within_120_characters_and_counts_the_rest() -> None:
+    names = [f"tests/test_a.py::test_double[{x}]" for x in range(40)] + [
+        f"tests/test_b.py::test_{'x' * 55}_{i}" for i in range(5)
+    ]
+    (group,) = failure_groups([report(name) for name in names])
+
+    paged = with_paged_members(group, names)
+
+    # 431 characters of entries: the range (40 ids) and the first long id fit in 120; the other four are counted.
+    assert paged.members == ("tests/test_a.py::test_double[{0-39}]", names[40])
+    assert paged.omitted_members == 4
+    assert paged.compressed.startswith("integer parameters as ranges in braces")
+    # The first entry is listed whatever its length.
+    long = [f"tests/test_c.py::test_{'y' * 150}_{i}" for i in range(3)]
+    (alone,) = failure_groups([report(name) for name in long])
+    assert with_paged_members(alone, long).members == (long[0],)
+    assert with_paged_members(alone, long).omitted_members == 2
+    # Entries that fit in twice 120 characters are all listed: the call that pages them would cost as much.
+    four = [f"tests/test_d.py::test_{'w' * 25}_{i}" for i in range(4)]  # 4 of 49 characters
+    (small,) = failure_groups([report(name) for name in four])
+    assert with_paged_members(small, four) == small
+
+
+def test_a_paged_group_still_says_a_node_id_reported_twice_was_listed_once() -> None:
+    # A subtest that fails twice under one description (in a loop) is one member name, reported twice.
+    subtests = [report(f"tests/test_a.py::test_{'z' * 80}", "subtest [s]: assert 1 == 2") for _ in range(2)] + [
+        report(f"tests/test_a.py::test_other_{i}_{'z' * 80}", "assert 1 == 2") for i in range(2)
+    ]
+    (group,) = failure_groups(subtests)
+    names = list(failure_groups(subtests, compress=False)[0].members)
+
+    paged = with_paged_members(group, names)
+
+    assert len(names) == 3
+    assert len(paged.members) == 1
+    assert paged.omitted_members == 2
+    assert paged.compressed == "a node id reported more than once listed once"

@@ -9,7 +9,7 @@ import pydantic_core
 from pytest_mcp.domain.causes import Causes, NameCauses
 from pytest_mcp.domain.errors import MAX_COMMAND_CHARS, FieldError, InvalidArguments
 from pytest_mcp.domain.failures import execution_failure
-from pytest_mcp.domain.groups import failure_groups, skip_reasons
+from pytest_mcp.domain.groups import failure_groups, skip_reasons, with_paged_members
 from pytest_mcp.domain.models import CoverageReport, FailureGroup, ReportedTest, RunResult, SkipReason, StoppedProcesses
 from pytest_mcp.domain.paging import kept_reports, page_of
 from pytest_mcp.domain.progress import RunWatch, ThrottledProgress
@@ -198,9 +198,13 @@ class ExecuteTests(Generic[T]):
         kept = kept_reports(report.tests)
         if run_id is None or not (kept or report.collection_errors):
             return self._presenter.present_run(result), None
-        result = result.model_copy(update={"run_id": run_id})
         full = causes.full_groups if causes is not None else failure_groups(kept, compress=False)
-        return self._presenter.present_run(result), result.model_copy(update={"tests": kept, "groups": full})
+        # The run is kept: a group lists its first members, and get_test_run pages through them all (issue 41).
+        every = {group.id: group.members for group in full}
+        paged = tuple(with_paged_members(group, every[group.id]) if group.id in every else group for group in groups)
+        result = result.model_copy(update={"run_id": run_id})
+        answer = result.model_copy(update={"groups": paged})
+        return self._presenter.present_run(answer), result.model_copy(update={"tests": kept, "groups": full})
 
     def page(self, kept: RunResult, request: GetTestRunRequest) -> T:
         """Reports of a finished run that `keep` kept, as get_test_run asks for them."""
@@ -263,19 +267,25 @@ def _shown(request: RunRequest, reports: tuple[ReportedTest, ...]) -> tuple[Repo
 
 
 def _with_bare_representative(group: FailureGroup) -> FailureGroup:
-    return group.model_copy(update={"representative": representative(group.representative)})
+    # A group of one has no signature fields of its own: its representative's message is its signature's.
+    shown = representative(group.representative, signed=group.count > 1)
+    return group.model_copy(update={"representative": shown})
 
 
-def representative(test: ReportedTest) -> ReportedTest:
+def representative(test: ReportedTest, *, signed: bool = False) -> ReportedTest:
     """A group's evidence as the answer carries it: what the text shows of the report (the failing
     lines, the E lines, the frames, the crash line; the message's first lines; the last lines
     captured), within REPRESENTATIVE_BYTES; its exception and crash site are the group's, said once,
-    by the group. The whole report is kept for get_test_run with node_ids."""
+    by the group. The whole report is kept for get_test_run with node_ids. In a group that carries its
+    signature (`signed`), a message that the traceback's E lines already say in full is left out too:
+    the text shows only those lines (issue 41)."""
     update: dict[str, object] = {"exception": None, "crash": None}
     if test.traceback:
         update["traceback"] = "\n".join(evidence_lines(test.traceback, EVIDENCE_LINES))
     if test.message:
         update["message"] = "\n".join(map(short_line, test.message.splitlines()[:EVIDENCE_LINES]))
+        if signed and _said_by(test.message, str(update.get("traceback") or "")):
+            update["message"] = None
     for stream in ("stdout", "stderr"):
         captured = getattr(test, stream)
         if captured:
@@ -295,6 +305,14 @@ def representative(test: ReportedTest) -> ReportedTest:
         cut = keep_tail(traceback, max(len(traceback) - over, 200))
         shown = shown.model_copy(update={"traceback": cut or None})
     return shown
+
+
+def _said_by(message: str, traceback: str) -> bool:
+    """Whether every line of `message` is one of the traceback's `E` lines: pytest's explanation of the
+    failure, which the text shows. A subtest's message names the subtest, which no traceback line does."""
+    explained = {line[1:].strip() for line in traceback.splitlines() if line.startswith("E ")}
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return bool(lines) and not message.startswith("subtest ") and all(line in explained for line in lines)
 
 
 Listed = tuple[tuple[ReportedTest, ...], tuple[FailureGroup, ...], tuple[SkipReason, ...]]

@@ -306,55 +306,109 @@ def compress_node_ids(node_ids: Sequence[str]) -> tuple[tuple[str, ...], str]:
     Integer parameters of one test become a range in braces: `t.py::test_f[{0-179}]`, `[case-{1,4,7-9}]`;
     past MAX_MEMBER_ENTRIES entries, whole modules are counted: `t.py (37 tests)`.
     """
-    entries: list[tuple[str, list[str]]] = []  # (pattern or node id, the node ids it stands for)
+    entries = _entries(node_ids)
+    return tuple(entry.text for entry in entries), _how(node_ids, entries)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One entry of a group's members: a node id or a pattern, the node ids it stands for, and how it was written."""
+
+    text: str
+    ids: tuple[str, ...]
+    how: tuple[str, ...] = ()
+
+
+def _how(node_ids: Sequence[str], entries: Sequence[_Entry]) -> str:
+    twice = ["a node id reported more than once listed once"] if len(set(node_ids)) < len(node_ids) else []
+    return "; ".join(dict.fromkeys([*twice, *(note for entry in entries for note in entry.how)]))
+
+
+def _entries(node_ids: Sequence[str]) -> list[_Entry]:
+    """compress_node_ids' entries, in run order, each with the node ids it stands for."""
+    entries: list[_Entry | tuple[str, str, str]] = []  # an entry, or where a range of them goes
     ranged: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
-    how: list[str] = []
-    unique = list(dict.fromkeys(node_ids))
-    if len(unique) < len(node_ids):  # a test that fails in its call and its teardown; a test's subtests
-        how.append("a node id reported more than once listed once")
-    for node_id in unique:
+    for node_id in dict.fromkeys(node_ids):  # a test that fails in its call and its teardown; a test's subtests
         parametrized = _PARAMETRIZED.match(node_id)
         integer = _LAST_INTEGER.match(parametrized["param"]) if parametrized else None
         if parametrized is None or integer is None:
-            entries.append((node_id, [node_id]))
+            entries.append(_Entry(node_id, (node_id,)))
             continue
         key = (parametrized["base"], integer["prefix"], integer["suffix"])
         if key not in ranged:
             ranged[key] = []
-            entries.append((f"\x00{len(ranged) - 1}", []))
+            entries.append(key)
         ranged[key].append((int(integer["number"]), node_id))
-    keys = list(ranged)
-    listed: list[tuple[str, list[str]]] = []
-    for text, ids in entries:
-        if not text.startswith("\x00"):
-            listed.append((text, ids))
+    listed: list[_Entry] = []
+    for entry in entries:
+        if isinstance(entry, _Entry):
+            listed.append(entry)
             continue
-        (base, prefix, suffix), numbered = keys[int(text[1:])], ranged[keys[int(text[1:])]]
+        (base, prefix, suffix), numbered = entry, ranged[entry]
         numbers = sorted({number for number, _ in numbered})
         if len(numbered) == 1 or len(numbers) != len(numbered):
-            listed += [(node_id, [node_id]) for _, node_id in numbered]
+            listed += [_Entry(node_id, (node_id,)) for _, node_id in numbered]
             continue
         ranges = _ranges(numbers)
-        listed.append((f"{base}[{prefix}{{{ranges}}}{suffix}]", [node_id for _, node_id in numbered]))
-        how.append("integer parameters as ranges in braces ({0-179}: every id from 0 to 179)")
+        how = ["integer parameters as ranges in braces ({0-179}: every id from 0 to 179)"]
         if " values from " in ranges:
             how.append(f"more than {_RANGE_PARTS} ranges as a count and its bounds")
+        listed.append(_Entry(f"{base}[{prefix}{{{ranges}}}{suffix}]", tuple(i for _, i in numbered), tuple(how)))
     if len(listed) > MAX_MEMBER_ENTRIES:
-        listed = _by_module([node_id for _, ids in listed for node_id in ids])
-        how = [note for note in how if "more than once" in note]  # no range is left
-        how.append(f"counted by module past {MAX_MEMBER_ENTRIES} entries; get_test_run with the group's id lists them")
-    return tuple(text for text, _ in listed), "; ".join(dict.fromkeys(how))
+        return _by_module([node_id for entry in listed for node_id in entry.ids])
+    return listed
 
 
-def _by_module(node_ids: list[str]) -> list[tuple[str, list[str]]]:
+LISTED_MEMBER_CHARS = 120
+"""How much of a group's members an answer whose run is kept lists (issue 41): all of them when their
+entries fit in twice this many characters (the call that pages the others costs about this much);
+else the first entry, then more while they stay within this many characters in all. The others are
+counted in `omitted_members`, and get_test_run with the group's id pages through every one. Seven
+failures of one cause, each with a 100-character node id, cost 1.4 KB listed in full in the text and
+the structured content alike; a few short ids still fit."""
+
+
+def with_paged_members(group: FailureGroup, names: Sequence[str], chars: int = LISTED_MEMBER_CHARS) -> FailureGroup:
+    """`group` listing only the first entries of its members, within `chars` characters (the first always),
+    and counting the node ids the others stand for in `omitted_members`; as it is when all its entries fit
+    in twice `chars`. `names` are its members' names
+    in run order, as the kept run pages through them (`failure_groups(..., compress=False)`)."""
+    entries = _entries(names)
+    if sum(len(entry.text) for entry in entries) <= 2 * chars:  # the pointer would cost about what it saves
+        return group
+    kept, used = entries[:1], len(entries[0].text)
+    for entry in entries[1:]:
+        used += len(entry.text)
+        if used > chars:
+            break
+        kept.append(entry)
+    if len(kept) == len(entries):
+        return group
+    twice = "a node id reported more than once listed once"
+    how = [twice] if twice in group.compressed else []  # `names` are each once: the group's own words say so
+    return group.model_copy(
+        update={
+            "members": tuple(entry.text for entry in kept),
+            "compressed": "; ".join(dict.fromkeys([*how, *(note for entry in kept for note in entry.how)])),
+            "omitted_members": len(set(names)) - sum(len(entry.ids) for entry in kept),
+        }
+    )
+
+
+def _by_module(node_ids: list[str]) -> list[_Entry]:
+    how = (f"counted by module past {MAX_MEMBER_ENTRIES} entries; get_test_run with the group's id lists them",)
     modules: dict[str, list[str]] = {}
     for node_id in node_ids:
         modules.setdefault(node_id.split("::", 1)[0], []).append(node_id)
-    listed = [(ids[0] if len(ids) == 1 else f"{module} ({len(ids)} tests)", ids) for module, ids in modules.items()]
+    listed = [
+        _Entry(ids[0] if len(ids) == 1 else f"{module} ({len(ids)} tests)", tuple(ids), how)
+        for module, ids in modules.items()
+    ]
     if len(listed) > MAX_MEMBER_ENTRIES:
-        rest = [node_id for _, ids in listed[MAX_MEMBER_ENTRIES - 1 :] for node_id in ids]
+        rest = tuple(node_id for entry in listed[MAX_MEMBER_ENTRIES - 1 :] for node_id in entry.ids)
         more = len(listed) - MAX_MEMBER_ENTRIES + 1
-        listed = [*listed[: MAX_MEMBER_ENTRIES - 1], (f"... {len(rest)} more tests in {more} more modules", rest)]
+        last = _Entry(f"... {len(rest)} more tests in {more} more modules", rest, how)
+        listed = [*listed[: MAX_MEMBER_ENTRIES - 1], last]
     return listed
 
 

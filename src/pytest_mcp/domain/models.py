@@ -341,6 +341,12 @@ class FailureGroup(_Value):
         (), description="The members' node ids, in run order, compressed where a pattern allows (see `compressed`)."
     )
     compressed: str = Field("", description="How `members` was compressed; empty when it lists every node id as is.")
+    omitted_members: int = Field(
+        0,
+        description="Member node ids that `members` leaves out: in an answer whose run is kept, a group whose entries "
+        "run past 240 characters lists its first ones within 120; get_test_run with run_id and this group's id "
+        "pages through every member.",
+    )
     culprit: Culprit | None = Field(
         None, description="The function these failures most likely come from; null when the evidence is weak."
     )

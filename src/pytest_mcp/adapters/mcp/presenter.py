@@ -68,7 +68,7 @@ def _render_failure(test: ReportedTest) -> list[str]:
     return lines
 
 
-def _render_group(group: FailureGroup) -> list[str]:
+def _render_group(group: FailureGroup, run_id: str | None = None) -> list[str]:
     """The title and the members, then the first member's evidence, indented. A group of one is its
     test's report under the group's id: its title would only repeat the report. A cause lists its
     symptoms, a count per assertion site; each group says whether its tests are new, old or flaky."""
@@ -82,7 +82,11 @@ def _render_group(group: FailureGroup) -> list[str]:
     if group.count == 1:
         return [f"[{group.id}] {report[0]}{since}", *blocked, *report[1:]]
     culprit = f"; likely cause {group.culprit.where}" if group.culprit is not None and not group.symptoms else ""
-    lines = [f"[{group.id}] {group.title}{culprit}{since}", *blocked, f"  members: {', '.join(group.members)}"]
+    members = ", ".join(group.members)
+    if group.omitted_members:
+        page = f'get_test_run with {{"run_id": "{run_id}", "group": "{group.id}"}}' if run_id else "get_test_run"
+        members += f"; {group.omitted_members} more: {page}"
+    lines = [f"[{group.id}] {group.title}{culprit}{since}", *blocked, f"  members: {members}"]
     if group.symptoms:
         lines.append("  symptoms:")
         lines += [f"    {_symptom(symptom)}" for symptom in group.symptoms]
@@ -150,7 +154,7 @@ def render_run(result: RunResult) -> str:
         lines += result.members
     for group in result.groups:
         lines.append("")
-        lines += _render_group(group)
+        lines += _render_group(group, result.run_id)
     notes = dict.fromkeys(group.compressed for group in result.groups if group.compressed)
     if notes:
         lines.append(f"(members: {'; '.join(notes)})")
