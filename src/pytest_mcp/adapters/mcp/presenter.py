@@ -84,8 +84,8 @@ def _render_group(group: FailureGroup, run_id: str | None = None) -> list[str]:
     culprit = f"; likely cause {group.culprit.where}" if group.culprit is not None and not group.symptoms else ""
     members = ", ".join(group.members)
     if group.omitted_members:
-        page = f'get_test_run with {{"run_id": "{run_id}", "group": "{group.id}"}}' if run_id else "get_test_run"
-        members += f"; {group.omitted_members} more: {page}"
+        kept = f'"run_id": "{run_id}", ' if run_id else ""
+        members += f'; {group.omitted_members} more: get_test_run with {{{kept}"group": "{group.id}"}}'
     lines = [f"[{group.id}] {group.title}{culprit}{since}", *blocked, f"  members: {members}"]
     if group.symptoms:
         lines.append("  symptoms:")
