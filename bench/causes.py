@@ -7,6 +7,7 @@
     .venv/bin/python bench/causes.py --git --out NAME        # each copy a git repository, the bug uncommitted
     .venv/bin/python bench/causes.py --python 3.12 --out NAME  # the suites' venvs built from pyenv's 3.12
     .venv/bin/python bench/causes.py --held-out-2 --out NAME  # bench/planted.py's second held-out batch
+    .venv/bin/python bench/causes.py --held-out-3 --out NAME  # and its third
     .venv/bin/python bench/causes.py --dump DIR              # also each answer: DIR/CASE-SCENARIO.txt and .json
     .venv/bin/python bench/run.py --causes                   # the same as the first
 
@@ -60,7 +61,7 @@ import baseline
 import planted
 from harness import REPO, RESULTS, TARGET_BIN, bench_env, connect, ensure_venv
 from mcp import StdioServerParameters
-from planted import CASES, HELD_OUT, HELD_OUT_2, PYTEST, Case, Plant
+from planted import CASES, HELD_OUT, HELD_OUT_2, HELD_OUT_3, PYTEST, Case, Plant
 
 SUITES = REPO / ".cache" / "causes-suites"
 FOUR_KB = 4_096
@@ -479,6 +480,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help=f"the second held-out batch instead ({', '.join(case.key for case in HELD_OUT_2)}): likewise untuned",
     )
+    parser.add_argument(
+        "--held-out-3",
+        action="store_true",
+        help=f"the third held-out batch instead ({', '.join(case.key for case in HELD_OUT_3)}): likewise untuned",
+    )
     parser.add_argument("--out", default="causes", help="results/NAME.md and NAME.json (default causes)")
     parser.add_argument("--at", metavar="REV", help="run the server as it was at commit REV (bench/baseline.py)")
     parser.add_argument("--git", action="store_true", help="each copy a git repository at the clean project")
@@ -491,9 +497,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def batch(args: argparse.Namespace) -> tuple[Case, ...]:
+    """The cases the flags ask for: a held-out batch, or the bench's own."""
+    if args.held_out_3:
+        return HELD_OUT_3
+    return HELD_OUT_2 if args.held_out_2 else HELD_OUT if args.held_out else CASES
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    cases = HELD_OUT_2 if args.held_out_2 else HELD_OUT if args.held_out else CASES
+    cases = batch(args)
     wanted = args.cases.split(",") if args.cases else [case.key for case in cases]
     unknown = set(wanted) - {case.key for case in cases}
     if unknown:

@@ -4,6 +4,7 @@
     .venv/bin/python bench/rank_offline.py rank [--python 3.12]
     .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out   # bench/planted.py's HELD_OUT
     .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-2  # its HELD_OUT_2
+    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-3  # its HELD_OUT_3
 
 `capture` runs bench/causes.py's cases through the server as `causes.py` does (a fresh planted copy and
 a fresh server: *failures alone*; a clean run, then the edit, on one server: *after an edit*), with
@@ -116,8 +117,9 @@ def main() -> None:
     parser.add_argument("--cases", help="comma-separated")
     parser.add_argument("--held-out", action="store_true", help="bench/planted.py's HELD_OUT cases instead")
     parser.add_argument("--held-out-2", action="store_true", help="bench/planted.py's HELD_OUT_2 cases instead")
+    parser.add_argument("--held-out-3", action="store_true", help="bench/planted.py's HELD_OUT_3 cases instead")
     args = parser.parse_args()
-    cases = planted.HELD_OUT_2 if args.held_out_2 else planted.HELD_OUT if args.held_out else planted.CASES
+    cases = causes.batch(args)
     wanted = args.cases.split(",") if args.cases else [case.key for case in cases]
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     if args.action == "capture":
