@@ -608,8 +608,11 @@ def observed(
     the cases the class's selected tests read next are observed meanwhile."""
 
     def key(item: pytest.Item) -> tuple[str, str] | None:
-        callspec = getattr(item, "callspec", None)
-        if getattr(item, "cls", None) is not request.cls or callspec is None or "case" not in callspec.params:
+        # The matrix's own cases on this environment (whatever asks: its class, or a representative
+        # outside it), never another module's `case` parameter.
+        cls, callspec = getattr(item, "cls", None), getattr(item, "callspec", None)
+        matrix = isinstance(cls, type) and issubclass(cls, PluginMatrix) and cls.environment == env.name
+        if not matrix or callspec is None or "case" not in callspec.params:
             return None
         return (env.name, callspec.params["case"])
 
