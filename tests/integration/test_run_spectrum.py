@@ -268,6 +268,39 @@ async def test_an_edit_of_code_run_as_the_tests_are_collected_is_named_not_calle
     assert "changed_untested" not in broken
 
 
+CLI = """\
+import pathlib
+import subprocess
+import sys
+
+
+def test_cli():
+    root = pathlib.Path(__file__).parents[1]
+    code = "from shop.price import net_price; print(net_price(12))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert done.stdout == "10.0\\n", done.stderr
+"""
+
+
+async def test_a_test_whose_process_runs_the_edited_code_newly_fails_and_is_not_suspect_flaky(
+    tmp_path: Path, python312: Path
+) -> None:
+    """A CLI's test through a subprocess enters no project code in its own process: the run records that
+    it started a process, so an edit its subprocess runs does not make it "suspect flaky" (nothing it
+    ran changed, as far as any record shows); it newly fails, as it does."""
+    root = shop(tmp_path / "project", files=1)
+    (root / "tests" / "test_cli.py").write_text(CLI)
+
+    async with connect(root=root, python=python312) as client:
+        clean, _ = await run(client)
+        edit(root, "gross / 1.2", "gross / 1.3")
+        broken, text = await run(client)
+
+    assert clean["exit_code"] == 0
+    assert labels(broken)["test_cli"] == {"new": 1}
+    assert "test_cli.py::test_cli is suspect flaky" not in text
+
+
 FLAG = """\
 import pathlib
 

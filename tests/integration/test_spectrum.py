@@ -306,3 +306,34 @@ def test_the_run_records_the_functions_entered_before_the_first_test_and_not_wha
     assert failing.functions == (), "the failing test itself entered no project code"
     assert {function.name for function in spectrum.functions if function.passing} == {"paint"}
     assert not {"Lazy.__getattr__", "Codes", "Fore", "Lazy", "one"} & set(names)
+
+
+CLI_TESTS = """
+import subprocess
+import sys
+
+from money import add
+
+
+def test_through_a_process():
+    assert subprocess.run([sys.executable, "-c", "print(2)"], capture_output=True, text=True).stdout == "3"
+
+
+def test_in_process():
+    assert add(1, 1) == 3
+"""
+
+
+def test_a_test_that_started_a_process_is_recorded_as_such(tmp_path: Path) -> None:
+    """What a subprocess runs is not recorded: the recording says that the test started one, so that it is
+    never taken for a test that ran nothing that changed (a second pass here; the run's own recorder on
+    3.12 and later writes the same, tests/integration/test_run_spectrum.py)."""
+    tmp_path.joinpath("money.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    tmp_path.joinpath("test_money.py").write_text(CLI_TESTS, encoding="utf-8")
+    (tmp_path / "first.txt").write_text("test_money.py::test_through_a_process\ntest_money.py::test_in_process\n")
+    spectrum_file = tmp_path / "spectrum.jsonl"
+    first = f"{protocol.OPTION_SPECTRUM_FIRST}={tmp_path / 'first.txt'}"
+    _pytest(sys.executable, tmp_path, f"{protocol.OPTION_SPECTRUM}={spectrum_file}", first, "-p", "no:randomly")
+
+    started = {trace.node_id: trace.started_process for trace in read_spectrum(spectrum_file, 1 << 20).tests}
+    assert started == {"test_money.py::test_through_a_process": True, "test_money.py::test_in_process": False}

@@ -205,3 +205,19 @@ async def test_a_test_that_passed_and_fails_with_nothing_it_runs_changed_is_susp
     labels = {group["representative"]["node_id"]: group["since"] for group in answer["groups"]}
     assert labels == {"tests/test_a.py::test_flips": {"suspect_flaky": 1}, "tests/test_b.py::test_edited": {"new": 1}}
     assert "is suspect flaky (passed last run; nothing it runs changed)" in answer["_text"]
+
+
+async def test_a_test_that_starts_a_process_is_never_suspect_flaky(tmp_path: Path) -> None:
+    """Its subprocess (a CLI run as a user runs it) may run changed code that no recording shows: a
+    failure after a clean run is new, as the real server labels it."""
+    runner = FakeTestRunner()
+    runner.script(
+        "tests/test_cli.py::test_cli", outcomes=["passed", "failed"], message="assert 'b' == 'a'", starts_process=True
+    )
+    runner.script("tests/test_b.py::test_b", runs=[NET])
+    async with connect(runner, root=tmp_path) as client:
+        await run(client)
+        answer = await run(client)
+
+    assert [group["since"] for group in answer["groups"]] == [{"new": 1}]
+    assert "suspect flaky" not in answer["_text"]

@@ -66,6 +66,9 @@ class Trace(_Value):
     node_id: str
     outcome: TraceOutcome
     functions: tuple[int, ...] = ()
+    started_process: bool = Field(
+        False, description="It started a process (one that ended while it ran): what that process ran is not recorded."
+    )
 
 
 def code_key(file: str, name: str, ordinal: int = 1) -> str:
@@ -473,10 +476,11 @@ class Localization:
         """The failing tests that failed again and ran nothing that changed: each one's test function (its
         digest in `now`, the run's code) and every function it was recorded entering were digested by an
         earlier run, and are the same now. Node id -> how many functions were compared. A test whose
-        functions are not all known is left out: nothing is claimed of it."""
+        functions are not all known is left out: nothing is claimed of it; nor of one that started a
+        process, which may have run changed code that no record shows (a CLI's test through a subprocess)."""
         found = {}
         for trace in self._tests:
-            if trace.outcome != "failed" or not all(self._same[f] for f in trace.functions):
+            if trace.outcome != "failed" or trace.started_process or not all(self._same[f] for f in trace.functions):
                 continue
             own = own_function_key(trace.node_id, now)
             if own is not None and self._last.get(own) == now[own]:

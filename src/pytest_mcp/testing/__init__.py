@@ -18,13 +18,14 @@ connect(runner=None, root=None, python=None, mode="legacy", *, timeout=None, max
 FakeTestRunner(tests=(), *, root=None, plugins=())
     .script(node_id, outcome="passed", message=None, traceback=None, duration=0.0, markers=(),
             stdout=None, *, stderr=None, line=None, phase=None, crash=None,
-            runs=(), flaky=False, outcomes=())
+            runs=(), flaky=False, outcomes=(), starts_process=False)
         add or replace a test; `crash` ("src/cart.py:12") is where a failure happens, which its
         failure group's id is made of: script the site a real run names to get the real id
         `runs`: the project functions it runs ("shop/price.py::gross_price"),
         from which the server names culprits; `flaky`: a failure that passes when a second pass
         (Python < 3.12) repeats it; `outcomes` (["failed", "passed"]): its outcome in successive
-        runs, the last repeated: a flip on the agent's re-run, a fix, a regression
+        runs, the last repeated: a flip on the agent's re-run, a fix, a regression;
+        `starts_process`: it runs code in a subprocess, unrecorded: never suspect flaky
     .trace(node_id, *functions), .define(function, lines), .change(*functions), .run_at_import(*functions)
         the functions a test runs; where one is ("10-11"); an edit, from the moment it is made,
         as in a working tree: every later run meets the new code; those run as tests are collected

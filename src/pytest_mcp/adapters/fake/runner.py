@@ -187,6 +187,7 @@ class FakeTestRunner(TestRunner):
         runs: Iterable[str] = (),
         flaky: bool = False,
         outcomes: Iterable[Outcome] = (),
+        starts_process: bool = False,
     ) -> Self:
         """Add a scripted test, or replace the one with this node id in place; returns the runner.
 
@@ -201,7 +202,8 @@ class FakeTestRunner(TestRunner):
         `runs` are the project functions the test runs, each `file::qualified name`
         (`["shop/price.py::gross_price", "shop/cart.py::Cart.total"]`): what a second pass records
         for it, from which the server names culprits. A failing test that is `flaky` passes when that
-        pass repeats it, and its group counts it as flaky.
+        pass repeats it, and its group counts it as flaky. One that `starts_process` (a CLI's test
+        through a subprocess) ran code the recording cannot see: it is never called suspect flaky.
 
         Raises ScriptError naming the argument when a value is impossible: a node id without a file
         and a name, an unknown outcome, a phase the outcome cannot happen in, a negative duration,
@@ -212,6 +214,7 @@ class FakeTestRunner(TestRunner):
         fields: dict[str, object] = {"node_id": node_id, "outcome": outcome, "message": message}
         fields |= {"traceback": traceback, "duration": duration, "markers": markers, "stdout": stdout}
         fields |= {"stderr": stderr, "line": line, "phase": phase, "crash": crash, "runs": runs, "flaky": flaky}
+        fields |= {"starts_process": starts_process}
         listed = outcomes if isinstance(outcomes, str) else tuple(outcomes)
         if listed:
             fields |= {"outcomes": listed, "outcome": None if outcome == "passed" else outcome}

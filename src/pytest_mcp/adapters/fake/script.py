@@ -57,7 +57,8 @@ class ScriptedTest(BaseModel):
     so script the line a real run names to get the real run's group id.
     `runs` are the project functions the test runs (`shop/price.py::gross_price`), what the run
     records for it (or a second pass, before Python 3.12); a failing test that is `flaky` passes when
-    that pass repeats it.
+    that pass repeats it. One that `starts_process` (a CLI's test through a subprocess) ran code no
+    record shows: it is never suspect flaky.
     `outcomes` is a sequence played over successive runs of the test, one a run, the last one
     repeated (`("failed", "passed")`: a failure that passes when the agent runs it again); `outcome`
     is then its first. The other fields hold for every outcome they fit (a message for a failure,
@@ -80,6 +81,7 @@ class ScriptedTest(BaseModel):
     runs: tuple[str, ...] = ()
     flaky: bool = False
     outcomes: tuple[Outcome, ...] = ()
+    starts_process: bool = False
 
     @model_validator(mode="before")
     @classmethod

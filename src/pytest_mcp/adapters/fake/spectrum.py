@@ -253,7 +253,9 @@ def in_run(ran: Sequence[ScriptedTest], code: ScriptedCode, recorder: Recorder) 
         ids = tuple(sorted({functions.setdefault(key, len(functions)) for key in test.runs}))
         kind = _IN_RUN[test.outcome]
         if kind == "failed":
-            traces.append(Trace(node_id=test.node_id, outcome="failed", functions=ids))
+            traces.append(
+                Trace(node_id=test.node_id, outcome="failed", functions=ids, started_process=test.starts_process)
+            )
         elif kind == "passed":
             passing_total += 1
             for index in ids:
@@ -323,7 +325,14 @@ def second_pass(
         again = test.node_id in repeated
         outcome = ("passed" if test.flaky else "failed") if again else _TRACED[test.outcome]
         ids = tuple(functions.setdefault(key, len(functions)) for key in test.runs)
-        traces.append(Trace(node_id=test.node_id, outcome=outcome, functions=tuple(sorted(ids))))
+        traces.append(
+            Trace(
+                node_id=test.node_id,
+                outcome=outcome,
+                functions=tuple(sorted(ids)),
+                started_process=test.starts_process,
+            )
+        )
         spent += test.duration
     return Spectrum(
         functions=tuple(code.function(key, test_modules) for key in functions),

@@ -67,7 +67,7 @@ OPTION_SPECTRUM_FILES_ONLY = "--pytest-mcp-spectrum-files-only"
 entered (--localize 0)."""
 SPECTRUM_RUN_PREFIX = "spectrum-"
 SPECTRUM_FUNCTION = "fn"  # id, file, name, first, last: a project function, the first time it runs
-SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids]
+SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids], started_process: true if so
 SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests; recorder
 SPECTRUM_END = "end"  # ran, stopped (null, or why it stopped early), recorder
 SPECTRUM_PASSING = "passing"  # a run's own spectrum: total passing tests, counts [[function id, tests], ...]

@@ -38,6 +38,11 @@ import types
 import _pytest_mcp_protocol as protocol
 import pytest
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None
+
 _OUTSIDE = ("site-packages", "dist-packages")
 _PYTEST = os.path.dirname(os.path.dirname(pytest.__file__))
 
@@ -389,6 +394,30 @@ def _defined(item):
     return path, line if line is not None else -1, item.nodeid
 
 
+def _children():
+    """What the finished child processes of this one have used so far (their page faults and CPU time),
+    or None where it cannot be read: it grows whenever a process the tests started has ended and been
+    waited for. One system call, and no hook on every call or audit event of the tests."""
+    if resource is None:  # pragma: no cover - Windows
+        return None
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_minflt, used.ru_utime, used.ru_stime
+
+
+class _Processes:
+    """Whether each test started a process: what that process ran is not recorded, so a failing test that
+    did is never said to have run nothing that changed (a CLI's test through a subprocess)."""
+
+    def __init__(self):
+        self.last = _children()
+
+    def started(self):
+        """Whether a process ended since the last call (the last test's end): one the test started."""
+        now = _children()
+        started, self.last = now is not None and now != self.last, now
+        return started
+
+
 def recorder_name():
     """Which recorder this interpreter uses: what check_environment reports."""
     return "sys.monitoring" if hasattr(sys, "monitoring") else "sys.setprofile"
@@ -411,6 +440,7 @@ class Spectrum:
         self.outcome = None
         self.ran = 0
         self.stopped = None
+        self.processes = _Processes()
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -433,6 +463,7 @@ class Spectrum:
                 config.hook.pytest_deselected(items=items[keep:])
                 del items[keep:]
         self.emit(protocol.SPECTRUM_MODULES, modules=_test_modules(items), recorder=self.recorder.name)
+        self.processes = _Processes()  # what collection started is no test's
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -443,7 +474,10 @@ class Spectrum:
         finally:
             functions = self.recorder.stop()
         self.ran += 1
-        self.emit(protocol.SPECTRUM_TEST, node_id=item.nodeid, outcome=self.outcome, functions=sorted(functions))
+        started = {"started_process": True} if self.processes.started() else {}
+        self.emit(
+            protocol.SPECTRUM_TEST, node_id=item.nodeid, outcome=self.outcome, functions=sorted(functions), **started
+        )
         if self.deadline is not None and time.time() > self.deadline and nextitem is not None:
             self.stopped = "deadline"
             item.session.shouldstop = "pytest-mcp: the localization's time is spent"
@@ -479,6 +513,7 @@ class RunSpectrum:
         # are written: what tells a suspect flaky failure next time.
         self.passed = []
         self.collection = _collection.pop() if _collection else None
+        self.processes = _Processes() if self.recorder is not None else None
 
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
@@ -497,6 +532,8 @@ class RunSpectrum:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
         self._collected()  # the tests' process, a pytest-xdist worker, and the controller, which collects nothing
+        if self.processes is not None:
+            self.processes = _Processes()  # what collection started is no test's
 
     def close(self):
         self._collected()  # a run that ended before its test loop
@@ -540,6 +577,7 @@ class RunSpectrum:
                 self.passed.append(nodeid)
             return
         functions = self.recorder.stop()
+        started = self.processes.started()
         if self.outcome == "passed":
             self.passed.append(nodeid)
             self.passing += 1
@@ -547,7 +585,8 @@ class RunSpectrum:
             for function in functions:
                 counts[function] = counts.get(function, 0) + 1
         elif self.outcome == "failed":
-            self.emit(protocol.SPECTRUM_TEST, node_id=nodeid, outcome="failed", functions=sorted(functions))
+            more = {"started_process": True} if started else {}
+            self.emit(protocol.SPECTRUM_TEST, node_id=nodeid, outcome="failed", functions=sorted(functions), **more)
 
     def pytest_runtest_logreport(self, report):
         if report.outcome == "passed" and not hasattr(report, "wasxfail"):
