@@ -62,8 +62,9 @@ def test_the_recording_is_versioned_json_with_one_entry_per_test_and_no_absolute
         "line",
         "runs",
         "flaky",
+        "starts_process",
     }
-    assert (teardown["runs"], teardown["flaky"]) == ([], False)
+    assert (teardown["runs"], teardown["flaky"], teardown["starts_process"]) == ([], False, False)
 
 
 async def answers(client: Client) -> list[object]:
