@@ -658,6 +658,81 @@ def test_a_function_every_failure_ran_is_not_named_on_a_low_score_when_a_symptom
     assert {v.order for v in verdicts.values()} == {0}, "no cause of the run: each symptom is read alone"
 
 
+def _offsets_in_two_formats(converter_passing: int) -> tuple[Spectrum, dict[str, list[str]]]:
+    """isodate's miss in the third held-out set: a converter (`tz_format`) that all 5 failures ran, and
+    `converter_passing` passing tests (30: 5 / sqrt(5 * 35) = 0.38); its two callers, each the one function
+    of a symptom that no other failure ran: `time_format` 3 failures and 18 passing tests (0.29 over the
+    run), `datetime_format` 2 and 12 (0.24)."""
+    functions = (
+        CodeFunction(file="iso/tz.py", name="tz_format", first=1, last=30),
+        CodeFunction(file="iso/time.py", name="time_format", first=1, last=7),
+        CodeFunction(file="iso/datetime.py", name="datetime_format", first=1, last=9),
+    )
+    tests = [Trace(node_id=f"tests/test_time.py::test_{n}", outcome="failed", functions=(0, 1)) for n in range(3)]
+    tests += [Trace(node_id=f"tests/test_dt.py::test_{n}", outcome="failed", functions=(0, 2)) for n in range(2)]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_t{n}", outcome="passed", functions=(0, 1)) for n in range(18)]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_d{n}", outcome="passed", functions=(0, 2)) for n in range(12)]
+    tests += [
+        Trace(node_id=f"tests/test_ok.py::test_z{n}", outcome="passed", functions=(0,))
+        for n in range(converter_passing - 30)
+    ]
+    groups = {
+        "gtime": [f"tests/test_time.py::test_{n}" for n in range(3)],
+        "gdt": [f"tests/test_dt.py::test_{n}" for n in range(2)],
+    }
+    return Spectrum(functions=functions, tests=tuple(tests)), groups
+
+
+def test_a_second_bug_rivals_the_one_cause_only_as_strongly_as_the_weakest_function_its_story_needs() -> None:
+    # Two bugs instead of one would need both callers buggy: the story is as strong as datetime_format's
+    # 0.24, and the converter's 0.38 is CLEARLY ahead of that, though not of time_format's 0.29 alone.
+    spectrum, groups = _offsets_in_two_formats(converter_passing=30)
+
+    verdicts = Localization(spectrum, {}).verdicts(groups)
+
+    assert {spectrum.functions[v.ranked[0].function].name for v in verdicts.values()} == {"tz_format"}
+    assert all(v.strong and v.merges for v in verdicts.values())
+    assert verdicts["gtime"].ranked[0].score == pytest.approx(5 / (5 * 35) ** 0.5)
+
+
+def test_a_second_bug_whose_story_is_as_strong_as_the_one_cause_keeps_the_symptoms_apart() -> None:
+    # The converter run by 60 passing tests scores 5 / sqrt(5 * 65) = 0.28: not CLEARLY ahead of the
+    # weakest caller (0.24). Two bugs, one in each caller, would look the same: nothing is merged.
+    spectrum, groups = _offsets_in_two_formats(converter_passing=60)
+
+    verdicts = Localization(spectrum, {}).verdicts(groups)
+
+    assert {g: spectrum.functions[v.ranked[0].function].name for g, v in verdicts.items()} == {
+        "gtime": "time_format",
+        "gdt": "datetime_format",
+    }
+    assert {v.order for v in verdicts.values()} == {0}, "no cause of the run: each symptom is read alone"
+
+
+def test_a_rival_whose_story_leaves_failures_unexplained_is_weighed_alone() -> None:
+    # Only time_format rivals the converter: the other two failures ran nothing but the converter, which a
+    # second bug of the converter's own would explain as well. The rival's 0.29 is weighed alone, as
+    # before: the converter's 5 / sqrt(5 * 30) = 0.41 is not CLEARLY ahead of it, and the converter's
+    # symptom is not merged with time_format's.
+    functions = (
+        CodeFunction(file="iso/tz.py", name="tz_format", first=1, last=30),
+        CodeFunction(file="iso/time.py", name="time_format", first=1, last=7),
+    )
+    tests = [Trace(node_id=f"tests/test_time.py::test_{n}", outcome="failed", functions=(0, 1)) for n in range(3)]
+    tests += [Trace(node_id=f"tests/test_tz.py::test_{n}", outcome="failed", functions=(0,)) for n in range(2)]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_t{n}", outcome="passed", functions=(0, 1)) for n in range(18)]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_z{n}", outcome="passed", functions=(0,)) for n in range(7)]
+    groups = {
+        "gtime": [f"tests/test_time.py::test_{n}" for n in range(3)],
+        "gtz": [f"tests/test_tz.py::test_{n}" for n in range(2)],
+    }
+
+    verdicts = Localization(Spectrum(functions=functions, tests=tuple(tests)), {}).verdicts(groups)
+
+    assert functions[verdicts["gtime"].ranked[0].function].name == "time_format"
+    assert {v.order for v in verdicts.values()} == {0}, "no cause of the run: each symptom is read alone"
+
+
 def test_one_failing_test_never_names_a_low_scoring_function_it_ran() -> None:
     functions = (CodeFunction(file="pkg/a.py", name="f", first=1, last=2),)
     tests = (

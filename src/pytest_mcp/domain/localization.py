@@ -374,7 +374,7 @@ class Localization:
                     whole |= frozenset.intersection(*runs)
             ranked = self._ranked(left, evidence)
             ranked = tuple(r for r in ranked if r.function in whole) or ranked
-            if not _strong(ranked) and not _explains_all(ranked, len(left)):
+            if not _strong(ranked) and not _explains_all(ranked, len(left), _rival(ranked, left, ran)):
                 break
             top = ranked[0]
             covers = frozenset(trace.node_id for trace in left if top.function in ran[trace.node_id])
@@ -516,30 +516,56 @@ def _strong(ranked: tuple[Ranked, ...]) -> bool:
     return len(tied) <= MAX_CULPRITS
 
 
-def _explains_all(ranked: tuple[Ranked, ...], failing: int) -> bool:
+def _explains_all(ranked: tuple[Ranked, ...], failing: int, rival: float) -> bool:
     """Whether the top candidate of the run's failures stands out without a high score: two or more
     failing tests, every one of them ran it, and either most of them surfaced in it, or no other
-    function they all ran scores as well and it scores at least CLEARLY times any candidate that two
-    or more of them, not all, ran (`ranked` holds those that explain a symptom whole). Ochiai's score
-    of a function every failure ran is the share of the tests running it that fail, which a helper
-    every part of a project calls keeps low even when it is the one cause (a width function of a CLI
-    library: 73 failing of the 350 tests that ran it, 0.46, against 0.25 for the best helper of one
-    symptom). The margin keeps two bugs apart: each bug's function explains its own symptom whole,
-    and a caller both share, which every failure ran, must clearly beat both to be named as their one
-    cause; a function one failure ran is no evidence of a second bug."""
+    function they all ran scores as well and it scores at least CLEARLY times the `rival` story of
+    two or more bugs (`_rival`). Ochiai's score of a function every failure ran is the share of the
+    tests running it that fail, which a helper every part of a project calls keeps low even when it
+    is the one cause (a width function of a CLI library: 73 failing of the 350 tests that ran it,
+    0.46, against 0.25 for the best helper of one symptom). The margin keeps two bugs apart: each
+    bug's function explains its own symptom whole, and a caller both share, which every failure ran,
+    must clearly beat both to be named as their one cause."""
     if failing < 2 or not ranked or ranked[0].failing < failing:
         return False
     top = ranked[0]
     if _surfaced_in(top, failing):
         return True
     for r in ranked[1:]:
-        if r.changed != top.changed:
-            continue
-        if r.failing == failing and top.score - r.score <= _TIED:
+        if r.changed == top.changed and r.failing == failing and top.score - r.score <= _TIED:
             return False  # another function every failure ran, as telling: nothing stands out
-        if 2 <= r.failing < failing and top.score < CLEARLY * r.score:
-            return False  # a function that explains its own symptoms nearly as well: maybe a second bug
-    return True
+    return top.score >= CLEARLY * rival
+
+
+def _rival(ranked: tuple[Ranked, ...], failing: Sequence[Trace], ran: Mapping[str, frozenset[int]]) -> float:
+    """How strongly two or more bugs explain the `failing` tests instead of `ranked`'s top: the score of
+    the weakest function of the story they need. Functions on the top's footing (changed or not) that
+    two or more of them ran, not all, are taken best first, each for the failures none before it
+    explains, until every failure is explained: a story of two bugs needs both functions buggy, and is
+    as likely as the less telling of them (isodate's converter, which all 5 failures ran, 0.41, was held
+    back by a caller of 3 of them, 0.29, though the other 2 ran only another caller, 0.24). Where no
+    such story explains them all (failures only the top explains: it may hold a second bug itself),
+    the best of those functions alone is the rival. A function one failure ran is no evidence of a
+    second bug, nor of a part of one: 0.0 when there is none."""
+    if not ranked:
+        return 0.0
+    top = ranked[0]
+    partial = sorted(
+        (r for r in ranked[1:] if r.changed == top.changed and 2 <= r.failing < len(failing)),
+        key=lambda r: -r.score,
+    )
+    if not partial:
+        return 0.0
+    left = {trace.node_id for trace in failing}
+    story: list[Ranked] = []
+    for r in partial:
+        explains = {node_id for node_id in left if r.function in ran[node_id]}
+        if len(explains) >= 2:
+            story.append(r)
+            left -= explains
+        if not left:
+            return min(r.score for r in story)
+    return partial[0].score
 
 
 def _surfaced_in(ranked: Ranked, failing: int) -> bool:
