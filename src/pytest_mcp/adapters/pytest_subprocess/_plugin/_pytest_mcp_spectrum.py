@@ -28,6 +28,7 @@ why it stopped early, if it did.
 PYTEST_DONT_REWRITE. Standard library only; Python 3.9 and later.
 """
 
+import functools
 import json
 import os
 import sys
@@ -318,9 +319,17 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
         return self.seen
 
 
+_CACHED = type(functools.lru_cache(maxsize=None)(len))
+"""What `functools.lru_cache` and `functools.cache` return: no function, but it holds one (`__wrapped__`)."""
+_HOLDERS = (functools.cached_property, functools.partialmethod, functools.singledispatchmethod)
+"""Descriptors that hold the function they run as `func`."""
+
+
 def _codes(module, filename):
     """The code objects of a module's functions, its classes' methods (properties, static and class
-    methods), what decorators wrapped (`__wrapped__`), and the functions nested in them."""
+    methods, cached ones), what decorators wrapped (`__wrapped__`), and the functions nested in them.
+    Only values of known types are looked into: a module's other objects may compute any attribute
+    asked of them (a `__getattr__`)."""
     stack = list(vars(module).values())
     seen = set()
     found = []
@@ -331,6 +340,10 @@ def _codes(module, filename):
         seen.add(id(value))
         if isinstance(value, (staticmethod, classmethod)):
             stack.append(value.__func__)
+        elif isinstance(value, _CACHED):
+            stack.append(value.__wrapped__)
+        elif isinstance(value, _HOLDERS):
+            stack.append(value.func)
         elif isinstance(value, property):
             stack += [value.fget, value.fset, value.fdel]
         elif isinstance(value, type):
