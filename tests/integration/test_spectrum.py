@@ -403,3 +403,35 @@ def test_the_runs_own_recorder_records_functions_that_a_cache_or_a_cached_proper
     passing = {function.name for function in spectrum.functions if function.passing}
     assert {"lookup", "Table.cell", "Table.pad"} <= passing
     assert "unused" not in names, "armed, but never entered"
+
+
+FORGETTING_TESTS = """
+import sys
+
+import shapes
+
+
+def test_area_afresh():
+    assert shapes.area(2) == 4
+    del sys.modules["shapes"]  # imported afresh by the next test that needs it, as some suites do
+
+
+def test_fails():
+    assert False
+"""
+
+
+def test_the_run_lists_the_project_files_it_imported_though_a_test_took_one_out_of_sys_modules(
+    tmp_path: Path,
+) -> None:
+    """The imported files are what the server digests, and so what tells a change. A module a test took out
+    of sys.modules is listed all the same: emoji's test_json.py deletes every `emoji` module, and until
+    then none of the package's functions had a digest, so its planted change was never told (the fourth
+    held-out set)."""
+    tmp_path.joinpath("shapes.py").write_text("def area(side):\n    return side * side\n", encoding="utf-8")
+    tmp_path.joinpath("test_shapes.py").write_text(FORGETTING_TESTS, encoding="utf-8")
+    recorded = tmp_path / "spectrum"
+    recorded.mkdir()
+    _pytest(sys.executable, tmp_path, f"{protocol.OPTION_SPECTRUM_RUN}={recorded}", "-p", "no:randomly")
+
+    assert read_run_spectrum(recorded, 1 << 20).imported == ("shapes.py", "test_shapes.py")

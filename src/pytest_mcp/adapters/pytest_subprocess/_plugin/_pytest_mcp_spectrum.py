@@ -545,6 +545,7 @@ class RunSpectrum:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
         self._collected()  # the tests' process, a pytest-xdist worker, and the controller, which collects nothing
+        self._look_at_modules()
         if self.processes is not None:
             self.processes = _Processes()  # what collection started is no test's
 
@@ -558,16 +559,21 @@ class RunSpectrum:
         self.emit(protocol.SPECTRUM_END, recorder=self.recorder.name if self.recorder is not None else "")
         self.file.close()
 
-    def _imported(self):
-        """The project's own modules this process imported: whose functions the server digests."""
-        files = set()
+    def _look_at_modules(self):
+        """Each module now imported is asked about once (`_Functions.relative` keeps the answer)."""
         for module in list(sys.modules.values()):
             filename = getattr(module, "__file__", None)
-            if isinstance(filename, str) and filename.endswith(".py"):
-                relative = self.functions.relative(filename)
-                if relative is not None:
-                    files.add(relative)
-        return sorted(files)
+            if isinstance(filename, str):
+                self.functions.relative(filename)
+
+    def _imported(self):
+        """The project's own modules this process imported: whose functions the server digests. Every file
+        it was asked about, as the tests began, whenever the recorder armed new modules and at the end, not
+        only those still imported at the end: a test may take a module out of sys.modules (to import it
+        afresh), and its code would have no digest, so no change of it could be told."""
+        self._look_at_modules()
+        seen = self.functions.files.items()
+        return sorted({relative for name, relative in seen if relative is not None and name.endswith(".py")})
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
