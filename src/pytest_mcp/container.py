@@ -79,10 +79,21 @@ def _interpreter(root: Path, explicit: Path | None) -> TargetInterpreter:
     return TargetInterpreter(root, explicit)
 
 
-def _resource_limits(address_space_mb: int | None, cpu_seconds: int | None) -> ResourceLimits:
+LOW_RUN_NICE = 10
+"""The nice value of a run under `--run-priority low` (ADR 0022): its weight is a tenth of the server's."""
+
+
+def _resource_limits(
+    address_space_mb: int | None, cpu_seconds: int | None, run_priority: str, transport: str
+) -> ResourceLimits:
     from pytest_mcp.adapters.pytest_subprocess.runner import ResourceLimits
 
-    return ResourceLimits(address_space_mb=address_space_mb, cpu_seconds=cpu_seconds)
+    # auto: an HTTP server's loop serves every client, so its runs give way; over stdio the one client is
+    # the machine's user, whose tests run as fast as a pytest typed by hand.
+    low = run_priority == "low" or (run_priority == "auto" and transport != "stdio")
+    return ResourceLimits(
+        address_space_mb=address_space_mb, cpu_seconds=cpu_seconds, nice=LOW_RUN_NICE if low else None
+    )
 
 
 def _sandbox(
@@ -325,7 +336,11 @@ class Container(containers.DeclarativeContainer):
     # Detected once, by the first call that needs it, inside that call's run slot (ADR 0008).
     interpreter = providers.Singleton(_interpreter, root=config.root, explicit=config.python)
     resource_limits = providers.Singleton(
-        _resource_limits, address_space_mb=config.rlimit_as_mb, cpu_seconds=config.rlimit_cpu_seconds
+        _resource_limits,
+        address_space_mb=config.rlimit_as_mb,
+        cpu_seconds=config.rlimit_cpu_seconds,
+        run_priority=config.run_priority,
+        transport=config.transport,
     )
     # Checked once, before serving (cli.py): where it cannot be had, the server refuses to start (ADR 0021).
     sandbox = providers.Singleton(

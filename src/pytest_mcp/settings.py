@@ -173,6 +173,13 @@ class Settings(BaseModel):
         "gets ENOSPC, and its failure says so.",
         json_schema_extra=flag("MIB"),
     )
+    run_priority: Literal["auto", "normal", "low"] = Field(
+        "auto",
+        description="The runs' share of the CPU beside the server: low gives each run's processes nice 10, and its "
+        "session the same under Linux's autogroup, so that the server's event loop, which every client waits on, "
+        "gets a core at once (an idle CPU still goes to the runs); normal is the share of a pytest typed by hand. "
+        "auto is low over http and sse, normal over stdio.",
+    )
     error_mode: Literal["result", "jsonrpc"] = Field(
         "result",
         description="How invalid arguments and runs without a trustworthy result are answered: result (an isError "

@@ -317,3 +317,42 @@ def test_port_zero_is_accepted_and_the_port_file_must_have_a_directory(tmp_path:
         Settings(root=tmp_path, transport="http", port=0, port_file=tmp_path / "missing" / "port")
     with pytest.raises(ValueError, match=r"port_file[\s\S]* is a directory"):
         Settings(root=tmp_path, transport="http", port=0, port_file=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("priority", "transport", "nice"),
+    [
+        ("auto", "stdio", None),
+        ("auto", "http", 10),
+        ("auto", "sse", 10),
+        ("normal", "http", None),
+        ("low", "stdio", 10),
+    ],
+)
+def test_runs_give_way_to_an_http_server_by_default_and_as_the_setting_says(
+    tmp_path: Path, priority: str, transport: str, nice: int | None
+) -> None:
+    """An HTTP server's loop answers every client, so its runs give way unless told not to (ADR 0022)."""
+    from pytest_mcp.container import create_container
+
+    token = TOKEN if transport != "stdio" else None
+    settings = Settings(root=tmp_path, run_priority=priority, transport=transport, auth_token=token)
+
+    assert create_container(settings).resource_limits().nice == nice
+
+
+def test_an_unknown_run_priority_is_refused_naming_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tmp_path), "--run-priority", "high", "--print-config"])
+    assert exited.value.code == 2
+    assert "argument --run-priority: invalid choice: 'high'" in capsys.readouterr().err
+
+    monkeypatch.setenv("PYTEST_MCP_RUN_PRIORITY", "high")
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(tmp_path), "--print-config"])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "run_priority" in error or "run-priority" in error
+    assert "'auto', 'normal' or 'low'" in error

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import fcntl
 import functools
+import itertools
 import os
 import signal
 import subprocess
@@ -249,6 +250,34 @@ def check_command_size(argv: Sequence[str], env: dict[str, str]) -> None:
         raise CommandTooLong(size, limit, longest)
 
 
+_SHARE_RETRY_SECONDS = 0.1
+"""Linux lets a process without CAP_SYS_ADMIN set an autogroup's nice once a tenth of a second, machine-wide."""
+
+
+async def give_way(pid: int, nice: int, threads: Worker) -> None:
+    """Give the session `pid` leads the nice value `nice` under Linux's autogroup, which shares the CPU
+    among sessions before their processes: 20 runs, 20 sessions, would each weigh as much as the
+    server's whole session, whose event loop then waits for a core (ADR 0022). Tried until it is done,
+    once every _SHARE_RETRY_SECONDS while Linux refuses for the rate (EAGAIN); where there is nothing to
+    set (no autogroup, or another owner's process such as a setuid bubblewrap), the process's own nice,
+    which the bootstrap set, is what orders the run."""
+    # Linux's rate, which no event announces: a loop, not a wait on one.
+    for _ in itertools.count():
+        if await threads.run(_autogroup_nice, pid, nice):
+            return
+        await anyio.sleep(_SHARE_RETRY_SECONDS)
+
+
+def _autogroup_nice(pid: int, nice: int) -> bool:
+    """Whether it is done, or there is nothing more to try; False while Linux asks to try again later."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "w", encoding="ascii") as handle:
+            handle.write(str(nice))
+    except OSError as exc:
+        return exc.errno != errno.EAGAIN
+    return True
+
+
 async def run_in_process_group(
     argv: Sequence[str],
     *,
@@ -259,6 +288,7 @@ async def run_in_process_group(
     dump_signal: signal.Signals | None = None,
     environment: Callable[[dict[str, str]], dict[str, str]] | None = None,
     threads: Worker | None = None,
+    share: int | None = None,
 ) -> ProcessOutcome:
     """Run `argv` with no stdin, in a new session, and kill its whole tree when it ends.
 
@@ -273,7 +303,9 @@ async def run_in_process_group(
     before its group is killed, so that it can say where it was (on stderr). `environment`, if
     given, narrows that environment further (the sandbox's policy on credentials).
     `threads` start the process and sweep /proc when its tree is stopped (PROCESS_THREADS, shared
-    by a runner's calls); without them, that is done where the caller is.
+    by a runner's calls); without them, that is done where the caller is. `share`, if given, is the nice
+    value of the new session's autogroup (`give_way`): the process's own nice orders it only among
+    the processes of its session.
     """
     threads = threads or Inline()
     env = child_environment()
@@ -327,9 +359,18 @@ async def run_in_process_group(
                             await while_running()
 
                     readers.start_soon(accompany)
+                sharing = anyio.CancelScope()
+                if share is not None:
+
+                    async def yield_share() -> None:
+                        with sharing:
+                            await give_way(pgid, share, threads)
+
+                    readers.start_soon(yield_share)
                 with anyio.move_on_after(timeout) as deadline:
                     await process.wait()
                 companion.cancel()
+                sharing.cancel()
                 timed_out = deadline.cancelled_caught
                 if timed_out and dump_signal is not None:
                     with contextlib.suppress(ProcessLookupError):

@@ -63,13 +63,16 @@ DUMP_SIGNAL = getattr(signal, protocol.DUMP_SIGNAL)
 
 @dataclass(frozen=True)
 class ResourceLimits:
-    """Optional POSIX rlimits for pytest and everything it starts: defence in depth, not a sandbox."""
+    """Optional POSIX rlimits for pytest and everything it starts (defence in depth, not a sandbox), and
+    its nice value: a run with one gives way to the server, its processes by their nice, and its
+    session by its autogroup's (`run_in_process_group`'s `share`)."""
 
     address_space_mb: int | None = None
     cpu_seconds: int | None = None
+    nice: int | None = None
 
     def bootstrap_argument(self) -> str:
-        limits = []
+        limits = [] if self.nice is None else [f"NICE={self.nice}"]
         if self.address_space_mb is not None:
             size = self.address_space_mb * 1024 * 1024
             limits.append(f"RLIMIT_AS={size}:{size}")
@@ -134,7 +137,9 @@ class SubprocessPytestRunner(TestRunner):
         self._sandbox = sandbox
         self._root = root
         self._limits = limits or OutputLimits()
-        self._rlimits = (resource_limits or ResourceLimits()).bootstrap_argument()
+        resource_limits = resource_limits or ResourceLimits()
+        self._rlimits = resource_limits.bootstrap_argument()
+        self._share = resource_limits.nice
         self._max_report_bytes = max_report_bytes
         self._code = ProjectCode(root)
         plugin = resources.files("pytest_mcp.adapters.pytest_subprocess").joinpath("_plugin")
@@ -333,6 +338,7 @@ class SubprocessPytestRunner(TestRunner):
                     dump_signal=DUMP_SIGNAL,
                     environment=sandbox.environment if sandbox is not None else None,
                     threads=self._process_threads,
+                    share=self._share,
                 )
             except CommandTooLong as exc:
                 refused = Termination(kind="command_too_long", detail=str(exc))

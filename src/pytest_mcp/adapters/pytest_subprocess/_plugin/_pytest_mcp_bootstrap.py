@@ -4,8 +4,9 @@ DIR is the run's private directory. `-c`, not the file's path: frames of this co
 `<string>`, and no answer shows the private directory (faulthandler dumps every frame).
 
 It starts pytest exactly as `python -m pytest ARGS...` would (the working directory first on
-sys.path), after: forking it under a warden that stops whatever the run leaves behind;
-registering faulthandler for the dump signal; applying the rlimits LIMITS
+sys.path), after: taking the nice value LIMITS gives (`NICE=n`), so that the warden and all
+it forks have it; forking pytest under a warden that stops whatever the run leaves behind;
+registering faulthandler for the dump signal; applying the rlimits LIMITS gives
 (`RLIMIT_AS=soft:hard,...`); putting this run's private directory at the *end* of sys.path;
 checking that pytest and each of PLUGINS (`module=distribution,...`) can be imported; and
 importing our own plugins, the path guard and the reporter (`protocol.OWN_PLUGINS`). The user's
@@ -36,6 +37,9 @@ import signal  # noqa: E402
 
 private_dir, limits, plugins = sys.argv[1:4]
 del sys.argv[1:4]
+limits = dict(limit.split("=") for limit in filter(None, limits.split(",")))
+if "NICE" in limits:
+    os.nice(int(limits.pop("NICE")))
 
 
 def _load(name):
@@ -61,8 +65,7 @@ faulthandler.register(getattr(signal, protocol.DUMP_SIGNAL), file=os.fdopen(os.d
 if limits:
     import resource
 
-    for limit in limits.split(","):
-        name, values = limit.split("=")
+    for name, values in limits.items():
         soft, hard = values.split(":")
         resource.setrlimit(getattr(resource, name), (int(soft), int(hard)))
 
