@@ -24,6 +24,9 @@ ms it was runnable but waiting for a core (schedstat's run delay), and the CPU s
 took (the server's reaped children). What the loop waits for is in those figures: a loop that
 waits for a core shows a run delay near its stalls; one that waits for the GIL or a lock, neither.
 
+With `--stalls DIR`, each round's windows file there also holds the ten slowest probes of the
+20-run window (seconds, and when each was sent), to set beside the callbacks and collections.
+
 `--floor` adds, in each round, the machine's floor: the same prober on a server that does nothing
 but answer /healthz (uvicorn and Starlette, the stack ours serves HTTP with, in this interpreter)
 with 1,000 idle keep-alive connections open to it, while a plain script runs the same 20 runs of
@@ -338,7 +341,8 @@ def one_round(
     idle = [seconds for sent, seconds in samples if idle_from <= sent <= idle_to]
     loaded = [seconds for sent, seconds in samples if started <= sent <= ended]
     if stalls is not None:  # the windows, to set the collections loop_stalls.py timed beside them
-        window = {"idle": [idle_from, idle_to], "runs": [started, ended]}
+        slowest = sorted(((seconds, sent) for sent, seconds in samples if started <= sent <= ended), reverse=True)[:10]
+        window = {"idle": [idle_from, idle_to], "runs": [started, ended], "slowest_probes": slowest}
         stalls.with_suffix(".windows.json").write_text(json.dumps(window))
     return {
         "idle": idle,

@@ -6,9 +6,10 @@ A launcher, not a measurement of its own: it starts `pytest_mcp.cli.main` in thi
 wrapping `asyncio.Handle._run` (every callback the loop runs, task steps included) with a clock,
 and starting a thread that, while one callback has been running for more than 5 ms, samples the
 loop thread's stack every 2 ms. OUT.json gets every callback that took more than 20 ms (its
-duration, what it was, and the stacks most often sampled during it) and every sampled stack,
-innermost frame first, then the calling frames of our code and the standard library, with how
-often each was seen: what runs on the loop, and for how long. `loop_latency.py --stalls` uses it.
+duration, when it ended by time.time(), what it was, and the stacks most often sampled during
+it) and every sampled stack, innermost frame first, then the calling frames of our code and
+the standard library, with how often each was seen: what runs on the loop, and for how long.
+`loop_latency.py --stalls` uses it.
 A garbage collection holds the GIL, so no sample is taken during one: `gc_ms` gives the longest
 collections of each generation (wall), `gc_cpu_ms` the same by the collecting thread's CPU (what load does
 not stretch), `gc_count` how many ran, `gc_over_slow` each collection over 20 ms (wall):
@@ -37,7 +38,7 @@ def main() -> None:
     out, _, arguments = sys.argv[1], sys.argv[2], sys.argv[3:]
     running: dict[str, object] = {"since": None}
     seen: list[str] = []  # the stacks sampled during the callback running now
-    slow: list[tuple[float, str, list[tuple[str, int]]]] = []
+    slow: list[tuple[float, float, str, list[tuple[str, int]]]] = []  # (ms, time.time() at the end, what, stacks)
     stacks: collections.Counter[str] = collections.Counter()
     loop_thread = threading.get_ident()
     original = asyncio.events.Handle._run
@@ -53,7 +54,7 @@ def main() -> None:
             took = time.perf_counter() - started
             if took > SLOW:
                 during = collections.Counter(seen).most_common(3)
-                slow.append((round(took * 1000, 1), repr(self)[:300], during))
+                slow.append((round(took * 1000, 1), round(time.time(), 3), repr(self)[:300], during))
 
     asyncio.events.Handle._run = timed  # type: ignore[method-assign]
 
