@@ -6,7 +6,6 @@ import contextlib
 import errno
 import fcntl
 import functools
-import itertools
 import os
 import signal
 import subprocess
@@ -261,8 +260,7 @@ async def give_way(pid: int, nice: int, threads: Worker) -> None:
     once every _SHARE_RETRY_SECONDS while Linux refuses for the rate (EAGAIN); where there is nothing to
     set (no autogroup, or another owner's process such as a setuid bubblewrap), the process's own nice,
     which the bootstrap set, is what orders the run."""
-    # Linux's rate, which no event announces: a loop, not a wait on one.
-    for _ in itertools.count():
+    while True:  # Linux's rate, which no event announces
         if await threads.run(_autogroup_nice, pid, nice):
             return
         await anyio.sleep(_SHARE_RETRY_SECONDS)
