@@ -44,3 +44,25 @@ async def test_flush_sends_nothing_twice() -> None:
     await throttled.flush()
 
     assert sink.sent == [(3, 3, 0)]
+
+
+async def test_an_update_whose_send_failed_is_sent_again_by_flush() -> None:
+    """A send that raised (or was cut short) did not reach the client: the final state still goes out."""
+
+    class FailsOnce(Recorder):
+        failed = False
+
+        async def update(self, done: int, total: int, failed: int) -> None:
+            if not self.failed:
+                self.failed = True
+                raise OSError("the stream was busy")
+            await super().update(done, total, failed)
+
+    sink = FailsOnce()
+    throttled = ThrottledProgress(sink, interval=0.25, clock=Clock())
+
+    with pytest.raises(OSError, match="busy"):
+        await throttled.update(3, 3, 0)
+    await throttled.flush()
+
+    assert sink.sent == [(3, 3, 0)]

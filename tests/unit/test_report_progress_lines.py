@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import pytest
 
 from pytest_mcp.adapters.pytest_subprocess import report
@@ -102,3 +103,42 @@ async def test_once_collected_the_total_is_forwarded_before_any_test_is_done(tmp
     await follower.poll()
 
     assert sink.updates == [(0, 120, 0)]
+
+
+async def test_a_poll_the_runs_end_interrupts_still_forwards_what_it_read(tmp_path: Path) -> None:
+    """The follower is cancelled as pytest exits, and a poll may be forwarding then (a client's stream
+    is slow to take a notification). What that poll read is no longer in the file for the final
+    poll: cancelled there, the last progress was lost, and a client saw 2 of 3 (the client matrix,
+    mcp 1.30 over stdio, once in a whole run of the suite)."""
+    path = tmp_path / "report.jsonl"
+    path.write_text(event(protocol.COLLECTED, total=3) + protocol.PROGRESS_LINE % (3, 0))
+
+    class SlowSink(Sink):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered = anyio.Event()
+            self.release = anyio.Event()
+
+        async def update(self, done: int, total: int, failed: int) -> None:
+            self.entered.set()
+            await self.release.wait()
+            await super().update(done, total, failed)
+
+    sink = SlowSink()
+    follower = report.ProgressFollower(path, sink)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            following = anyio.CancelScope()
+
+            async def follow() -> None:
+                with following:
+                    await follower.follow()
+
+            tasks.start_soon(follow)
+            await sink.entered.wait()
+            following.cancel()  # as run_in_process_group does when the process has ended
+            await anyio.sleep(0.05)
+            sink.release.set()
+        await follower.poll()  # the runner's final poll
+
+    assert sink.updates[-1:] == [(3, 3, 0)]

@@ -46,8 +46,8 @@ class ThrottledProgress(ProgressSink):
             await self._send(self._latest)
 
     async def _send(self, state: tuple[int, int, int]) -> None:
-        self._sent = state
         await self._sink.update(*state)
+        self._sent = state  # once it is sent: a send that failed or was cut short is sent again by `flush`
 
 
 class RunWatch(ProgressSink):

@@ -147,9 +147,12 @@ class ProgressFollower:
         self._total = 0
 
     async def follow(self) -> None:
+        """Poll until cancelled, which takes effect between polls: a poll has read what it forwards, so
+        cut short it would lose it, and the run's final poll would not find it again."""
         while True:
             await anyio.sleep(self.POLL_SECONDS)
-            await self.poll()
+            with anyio.CancelScope(shield=True):
+                await self.poll()
 
     async def poll(self) -> None:
         try:
