@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +133,11 @@ class ProgressFollower:
     `worker`'s (a run with thousands of failures writes thousands of reports between two polls);
     forwarding is the event loop's. Progress is best-effort: a sink that fails (a client that went away) is logged
     and never disturbs the run.
+
+    What a poll read but did not forward is kept for the next (`_unsent`): the follower is cancelled
+    as pytest exits, perhaps while a slow client takes a notification, and those bytes are no
+    longer in the file for the run's final poll. A cancellation is never held up by a client that
+    stopped reading.
     """
 
     POLL_SECONDS = 0.1
@@ -145,14 +151,12 @@ class ProgressFollower:
         self._position = 0
         self._pending = b""
         self._total = 0
+        self._unsent: collections.deque[tuple[str | None, dict[str, Any] | ReportedTest]] = collections.deque()
 
     async def follow(self) -> None:
-        """Poll until cancelled, which takes effect between polls: a poll has read what it forwards, so
-        cut short it would lose it, and the run's final poll would not find it again."""
         while True:
             await anyio.sleep(self.POLL_SECONDS)
-            with anyio.CancelScope(shield=True):
-                await self.poll()
+            await self.poll()
 
     async def poll(self) -> None:
         try:
@@ -161,9 +165,16 @@ class ProgressFollower:
             added = 0
         # A few progress lines, most polls, are read where we are: a trip to a thread would cost
         # more than it saves, and on a loaded machine every thread wanting the GIL delays the loop.
-        events = self._new_events() if added <= self.INLINE_BYTES else await self._worker.run(self._new_events)
-        for kind, event in events:
-            await self._forward(kind, event)
+        if added <= self.INLINE_BYTES:
+            self._take_new_events()
+        else:  # kept by the thread itself: a cancelled caller still waits for it, then drops what it returns
+            await self._worker.run(self._take_new_events)
+        while self._unsent:
+            await self._forward(*self._unsent[0])
+            self._unsent.popleft()
+
+    def _take_new_events(self) -> None:
+        self._unsent.extend(self._new_events())
 
     def _new_events(self) -> list[tuple[str | None, dict[str, Any] | ReportedTest]]:
         """What the bytes added since the last poll say, to forward in order."""
