@@ -8,6 +8,7 @@ from pytest_mcp.domain.groups import (
     MAX_MEMBER_ENTRIES,
     compress_node_ids,
     failure_groups,
+    frames_of,
     masked,
     signature_of,
     skip_reasons,
@@ -259,3 +260,32 @@ def test_a_paged_group_still_says_a_node_id_reported_twice_was_listed_once() -> 
     assert len(paged.members) == 1
     assert paged.omitted_members == 2
     assert paged.compressed == "a node id reported more than once listed once"
+
+
+def test_a_failures_frames_are_its_project_frames_in_order_and_its_crash_site() -> None:
+    traceback = (
+        "tests/test_python.py:234: \n"
+        "lark/lark.py:612: in open_from_package\n"
+        "    return cls(text, **options)\n"
+        "/usr/lib/python3.12/ast.py:66: in literal_eval\n"
+        ".venv/lib/python3.12/site-packages/regex/regex.py:353: in compile\n"
+        "[... 1,467 characters cut by pytest-mcp ...]\n"
+        "lark/load_grammar.py:585: in _literal_to_pattern\n"
+        "E   lark/fake.py:1: not a frame\n"
+        "lark/lark.py:612: in open_from_package\n"
+    )
+    test = ReportedTest(
+        node_id="tests/test_python.py::test_x",
+        outcome="failed",
+        phase="setup",
+        traceback=traceback,
+        crash="lark/load_grammar.py:561",
+    )
+
+    assert frames_of(test) == (
+        "tests/test_python.py:234",
+        "lark/lark.py:612",
+        "lark/load_grammar.py:585",
+        "lark/load_grammar.py:561",
+    )
+    assert frames_of(ReportedTest(node_id="t.py::t", outcome="failed", phase="call")) == ()

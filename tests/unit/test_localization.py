@@ -856,3 +856,52 @@ def test_a_changed_function_run_as_the_tests_were_collected_is_not_listed_as_run
     assert changed_untested(code, untested, CLEAN_COLORS, ["colors.py", "registry.py"]) == (
         "colors.py::Codes.__init__",
     )
+
+
+def test_a_failure_re_raised_from_a_class_set_up_counts_the_functions_its_traceback_shows() -> None:
+    # lark: the Python grammar is loaded once, in a class's set-up. It raised in the first test, which
+    # was recorded entering the loader; pytest re-raises the same error for the class's other 11 tests,
+    # which enter nothing. Counted as recorded, the unescaping function ran in 1 of 12 failures (and
+    # a thousand passing tests) and nothing stood out; its traceback shows it running in all 12.
+    functions = (
+        CodeFunction(file="lark/load_grammar.py", name="eval_escaping", first=540, last=563),
+        CodeFunction(file="lark/load_grammar.py", name="_literal_to_pattern", first=566, last=596),
+        CodeFunction(file="lark/lark.py", name="Lark.open_from_package", first=596, last=612),
+    )
+    failing = [f"tests/test_python.py::TestPython::test_{n}" for n in range(12)]
+    tests = [Trace(node_id=failing[0], outcome="failed", functions=(0, 1, 2))]
+    tests += [Trace(node_id=node_id, outcome="failed") for node_id in failing[1:]]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_{n}", outcome="passed", functions=(0, 1)) for n in range(1000)]
+    spectrum = Spectrum(functions=functions, tests=tuple(tests), in_run=True)
+    frames = {
+        node_id: ("lark/lark.py:612", "lark/load_grammar.py:585", "lark/load_grammar.py:561") for node_id in failing
+    }
+    crashes = dict.fromkeys(failing, "lark/load_grammar.py:561")
+
+    unseen = Localization(spectrum, {}).verdicts({"g": failing}, crashes)["g"]
+    verdict = Localization(spectrum, {}, frames=frames).verdicts({"g": failing}, crashes)["g"]
+
+    assert not unseen.strong
+    assert verdict.strong
+    assert verdict.cause is not None
+    assert functions[verdict.cause.function].name == "eval_escaping"
+    assert (verdict.cause.failing, verdict.cause.failing_total) == (12, 12)
+
+
+def test_a_traceback_adds_only_what_ran_for_a_failure_and_never_to_a_passing_test() -> None:
+    functions = (
+        CodeFunction(file="pkg/core.py", name="outer", first=1, last=5),
+        CodeFunction(file="pkg/core.py", name="inner", first=7, last=9),
+    )
+    tests = (
+        Trace(node_id="tests/test_a.py::test_fails", outcome="failed"),
+        Trace(node_id="tests/test_a.py::test_passes", outcome="passed"),
+    )
+    frames = {
+        "tests/test_a.py::test_fails": ("tests/test_a.py:3", "pkg/core.py:8", "/usr/lib/python3.12/re.py:9"),
+        "tests/test_a.py::test_passes": ("pkg/core.py:2",),
+    }
+
+    localization = Localization(Spectrum(functions=functions, tests=tests), {}, frames=frames)
+
+    assert [trace.functions for trace in localization._tests] == [(1,), ()]

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_mcp.domain.groups import crash_of, failure_groups, signature_of, symptom_groups
+from pytest_mcp.domain.groups import crash_of, failure_groups, frames_of, signature_of, symptom_groups
 from pytest_mcp.domain.history import History, passed_key, since, updated
 from pytest_mcp.domain.localization import (
     MAX_CULPRITS,
@@ -144,8 +144,16 @@ def _read(
 ) -> tuple[Causes, History]:
     """The run's causes read from its symptoms, its spectrum and the history; and the history to keep.
     Plain CPU work, done by the worker: thousands of failures never hold up the event loop."""
+    frames: dict[str, tuple[str, ...]] = {}
+    for test in reports:
+        if test.is_failure:  # a node id's reports (set-up, call, subtests) share one trace
+            frames[test.node_id] = (*frames.get(test.node_id, ()), *frames_of(test))
     localization = Localization(
-        spectrum if isinstance(spectrum, Spectrum) else Spectrum(), previous.digests, previous.files, previous.heads
+        spectrum if isinstance(spectrum, Spectrum) else Spectrum(),
+        previous.digests,
+        previous.files,
+        previous.heads,
+        frames,
     )
     verdicts = localization.verdicts(symptoms, {test.node_id: crash_of(test) for test in reports if test.is_failure})
     causes = {

@@ -84,6 +84,17 @@ def exception_of(test: ReportedTest, message: str | None = None) -> str | None:
     return match["name"].rsplit(".", 1)[-1] if match else None
 
 
+def frames_of(test: ReportedTest) -> tuple[str, ...]:
+    """`path:line` of every project frame a failure's traceback shows, and its crash site: each is proof
+    that its function was running when the test failed, whether or not the recorder saw it entered (a
+    class's set-up that failed once and is re-raised for each of its tests enters nothing again)."""
+    located = [f"{path}:{line}" for path, line, _what in _FILE_LOCATION.findall(test.traceback or "")]
+    found = [frame for frame in located if not _outside_project(frame.rpartition(":")[0])]
+    if test.crash:
+        found.append(test.crash)
+    return tuple(dict.fromkeys(found))
+
+
 def crash_of(test: ReportedTest) -> str | None:
     """The deepest project frame: the reporter's, else the traceback's, else the test's own location (so
     that two tests whose crash site is unknown never meet by accident)."""

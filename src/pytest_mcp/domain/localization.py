@@ -252,22 +252,25 @@ class Localization:
         last_digests: Mapping[str, str],
         last_files: Iterable[str] = (),
         held_at_head: Iterable[str] = (),
+        frames: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
+        """`frames` gives a failing test's project frames (`file:line`, from its traceback and crash site):
+        the functions that hold them ran for its failure, and count as entered by it, recorded or not."""
         self.spectrum = spectrum
         files, heads = frozenset(last_files), frozenset(held_at_head)
         self.basis = tuple(changed_since(function, last_digests, files, heads) for function in spectrum.functions)
         self.changed = tuple(basis is not None for basis in self.basis)
+        # Test code is never blamed; nor is an accessor, unless it changed: every caller of a value runs it.
+        self._blamable = [
+            not is_test_code(function.file, spectrum.test_modules) and (changed or not function.trivial)
+            for function, changed in zip(spectrum.functions, self.changed, strict=True)
+        ]
         # A function entered before the first test (a module's import-time code: a constructor called at
         # module level) ran before every test. Unchanged, it tells no test from another; changed, every
         # test ran the change, though none entered it: it counts as run by each.
         known = len(spectrum.functions)
         self._before = frozenset(f for f in spectrum.collected if 0 <= f < known and self.changed[f])
-        self._tests = tuple(
-            trace.model_copy(update={"functions": tuple(sorted(self._before.union(trace.functions)))})
-            if self._before
-            else trace
-            for trace in spectrum.tests
-        )
+        self._tests = tuple(self._completed(trace, frames or {}) for trace in spectrum.tests)
         self._traces = {trace.node_id: trace for trace in self._tests}
         self._last = last_digests
         # Known the same as an earlier run saw it: digested then and now, and equal.
@@ -275,11 +278,18 @@ class Localization:
             function.digest is not None and last_digests.get(function.key) == function.digest
             for function in spectrum.functions
         )
-        # Test code is never blamed; nor is an accessor, unless it changed: every caller of a value runs it.
-        self._blamable = [
-            not is_test_code(function.file, spectrum.test_modules) and (changed or not function.trivial)
-            for function, changed in zip(spectrum.functions, self.changed, strict=True)
-        ]
+
+    def _completed(self, trace: Trace, frames: Mapping[str, Sequence[str]]) -> Trace:
+        """A test's trace with what it ran without being recorded entering it: the changed import-time
+        functions, which ran before every test; and, for a failing test, the functions its traceback
+        shows running when it failed. A failure re-raised from a class's set-up that failed in an earlier
+        test enters nothing again, and would be evidence against the very function it raised in."""
+        shown = frames.get(trace.node_id, ()) if trace.outcome == "failed" else ()
+        running = {index for frame in shown if (index := self._holding(frame)) is not None}
+        extra = (self._before | running).difference(trace.functions)
+        if not extra:
+            return trace
+        return trace.model_copy(update={"functions": tuple(sorted(extra.union(trace.functions)))})
 
     def _holding(self, crash: str) -> int | None:
         """The blamable function whose lines hold `crash` (`file:line`), the innermost if they nest."""
