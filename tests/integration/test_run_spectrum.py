@@ -372,3 +372,56 @@ async def test_localize_0_arms_no_recorder_in_the_run(
 
     assert off["exit_code"] == 0, "nothing records what the tests enter: no culprits will be named"
     assert on["exit_code"] == 1, "by default the run records itself"
+
+
+CONSTANT_AND_CACHE = """\
+import functools
+
+RATE = 1.2
+
+
+@functools.lru_cache(maxsize=None)
+def rate_of(country):
+    return {"de": 1.19, "fr": 1.2}[country]
+"""
+READS_THEM = """\
+from shop import rates
+
+
+def test_rate():
+    assert round(10 * rates.RATE, 2) == 12.0
+
+
+def test_country():
+    assert rates.rate_of("de") == 1.19
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "failing"),
+    [
+        pytest.param("RATE = 1.2", "RATE = 1.3", "test_rate", id="a-module-constant"),
+        pytest.param('"de": 1.19', '"de": 1.16', "test_country", id="a-cached-function"),
+    ],
+)
+async def test_a_test_that_ran_changed_code_without_entering_a_function_is_not_suspect_flaky(
+    tmp_path: Path, python312: Path, old: str, new: str, failing: str
+) -> None:
+    """A constant is read and a cache answers without entering any function: no record shows that the
+    test ran the change. It newly fails; it is not "suspect flaky (nothing it runs changed)"."""
+    root = shop(tmp_path / "project", files=1)
+    (root / "shop" / "rates.py").write_text(CONSTANT_AND_CACHE)
+    (root / "tests" / "test_rates.py").write_text(READS_THEM)
+    (root / "tests" / "test_a_warm.py").write_text(
+        "from shop import rates\n\n\ndef test_warm():\n    rates.rate_of('de')\n"
+    )
+
+    async with connect(root=root, python=python312) as client:
+        clean, _ = await run(client)
+        rates = root / "shop" / "rates.py"
+        rates.write_text(rates.read_text().replace(old, new))
+        broken, text = await run(client)
+
+    assert clean["exit_code"] == 0
+    assert labels(broken) == {failing: {"new": 1}}
+    assert "suspect flaky" not in text

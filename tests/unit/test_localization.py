@@ -9,12 +9,14 @@ import pytest
 from pytest_mcp.domain.causes import LOCALIZE_FLOOR_TESTS, LOCALIZE_SAFETY, LOCALIZE_SAFETY_FLOOR, NameCauses
 from pytest_mcp.domain.history import History, passed_key, since, updated
 from pytest_mcp.domain.localization import (
+    MODULE_CODE,
     CodeFunction,
     CodeState,
     Localization,
     Spectrum,
     Trace,
     changed_untested,
+    code_key,
     is_test_code,
     own_function_key,
 )
@@ -240,6 +242,30 @@ def test_only_a_failing_test_whose_own_function_and_all_it_ran_an_earlier_run_di
     assert Localization(both, last).unchanged({}) == {}, "its own function not digested now: nothing is known"
     assert Localization(spectrum, last).unchanged(own) == {}, "test code not digested now: nothing is known"
     assert Localization(both, {}).unchanged(own) == {}, "no earlier run digested them"
+
+
+def test_code_a_test_runs_without_entering_a_function_that_changed_leaves_no_test_unchanged() -> None:
+    spectrum = shop_spectrum()
+    own = {f"tests/test_m{i}.py::{name}": "t" for i in range(20) for name in ("test_gross", "test_label_gross")}
+    modules = {code_key(file, MODULE_CODE): "m" for file in ("shop/price.py", "tests/test_m3.py", "tests/test_m4.py")}
+    functions = tuple(f.model_copy(update={"digest": f.digest or "t"}) for f in spectrum.functions)
+    both = spectrum.model_copy(update={"functions": functions})
+    last = {**{f.key: f.digest or "t" for f in functions}, **own, **modules}
+    now = {**last, "shop/cache.py::rate_of": "r"}
+
+    steady = Localization(both, {**last, "shop/cache.py::rate_of": "r"}).unchanged(now, ["shop/cache.py::rate_of"])
+    constant = Localization(both, {**last, "shop/price.py::<module>": "before"}).unchanged(now)
+    cached = Localization(both, {**last, "shop/cache.py::rate_of": "before"}).unchanged(now, ["shop/cache.py::rate_of"])
+    uncached = Localization(both, {**last, "shop/cache.py::rate_of": "before"}).unchanged(now)
+    test_module = Localization(both, {**last, "tests/test_m3.py::<module>": "before"}).unchanged(now)
+    unknown = Localization(both, {k: v for k, v in last.items() if not k.endswith("<module>")}).unchanged(now)
+
+    assert len(steady) == 40
+    assert constant == {}, "a project module's own code changed: any test may read it"
+    assert cached == {}, "a cache may have answered any test from the changed function"
+    assert len(uncached) == 40, "a changed function no test ran, and no cache hides: nothing it runs changed"
+    assert set(steady) - set(test_module) == {"tests/test_m3.py::test_gross", "tests/test_m3.py::test_label_gross"}
+    assert len(unknown) == 40, "no earlier run digested the modules' own code: nothing is compared"
 
 
 def test_a_tests_own_function_is_found_by_its_node_id_the_last_definition_of_its_name() -> None:

@@ -164,7 +164,7 @@ def _read(
     flaky_now = {node_id for verdict in verdicts.values() for node_id in verdict.flaky}
     flaky_now |= {test.node_id for test in reports if test.outcome == "passed" and test.reruns}
     signatures = _signatures(reports)
-    unchanged = localization.unchanged({**code.digests, **localization.digests()})
+    unchanged = localization.unchanged({**code.digests, **localization.digests()}, code.cached)
     passed_before = frozenset(previous.passed)
 
     def labelled(members: Sequence[ReportedTest]) -> Since | None:

@@ -71,6 +71,10 @@ class Trace(_Value):
     )
 
 
+MODULE_CODE = "<module>"
+"""The name a file's own code (outside its functions' bodies) is digested under: no function is so named."""
+
+
 def code_key(file: str, name: str, ordinal: int = 1) -> str:
     """`file::name`, and `#2`, `#3`... for a name defined again in the same file: what digests are kept by."""
     return f"{file}::{name}" if ordinal == 1 else f"{file}::{name}#{ordinal}"
@@ -100,8 +104,15 @@ class CodeState(_Value):
     """The digests of the functions of the project files a run imported, on every run: what tells, on
     the next, which functions changed since (ADR 0020)."""
 
-    digests: dict[str, str] = Field(default_factory=dict, description="`code_key` -> a digest of its syntax tree.")
+    digests: dict[str, str] = Field(
+        default_factory=dict,
+        description="`code_key` -> a digest of its syntax tree; `code_key(file, MODULE_CODE)` holds what the file "
+        "runs outside its functions' bodies.",
+    )
     files: tuple[str, ...] = Field((), description="The files read: a function new in one of them is new code.")
+    cached: tuple[str, ...] = Field(
+        (), description="The `code_key`s of functions behind a caching decorator: a cache's answer enters none."
+    )
 
 
 def is_test_code(path: str, test_modules: Iterable[str]) -> bool:
@@ -210,8 +221,12 @@ def changed_untested(
     files, heads = frozenset(last_files), frozenset(held_at_head)
     found = []
     for key, digest in code.digests.items():
-        if key in entered or is_test_code(key.split("::", 1)[0], spectrum.test_modules):
-            continue  # a test no run selected is not code left untried
+        if (
+            key in entered
+            or key.endswith(f"::{MODULE_CODE}")
+            or is_test_code(key.split("::", 1)[0], spectrum.test_modules)
+        ):
+            continue  # a test no run selected is not code left untried; a module's own code ran as it was imported
         if key in last_digests:
             changed = last_digests[key] != digest
         else:
@@ -483,17 +498,33 @@ class Localization:
             before_tests=ranked.function in self._before,
         )
 
-    def unchanged(self, now: Mapping[str, str]) -> dict[str, int]:
+    def unchanged(self, now: Mapping[str, str], cached: Iterable[str] = ()) -> dict[str, int]:
         """The failing tests that failed again and ran nothing that changed: each one's test function (its
         digest in `now`, the run's code) and every function it was recorded entering were digested by an
         earlier run, and are the same now. Node id -> how many functions were compared. A test whose
         functions are not all known is left out: nothing is claimed of it; nor of one that started a
-        process, which may have run changed code that no record shows (a CLI's test through a subprocess)."""
+        process, which may have run changed code that no record shows (a CLI's test through a subprocess).
+
+        Nor is any test, when project code changed that a test runs without entering a function: a
+        file's own code (a constant, a table, a class attribute: `MODULE_CODE`), or a function behind a
+        cache (`cached`), whose answer from the cache enters nothing (emoji's cached name lookup changed,
+        and the tests it answered from its cache were called suspect flaky). A test module's own code
+        counts for its own tests only: a test added to one file leaves the others' labels alone."""
+
+        def moved(key: str) -> bool:
+            return key in self._last and key in now and self._last[key] != now[key]
+
+        modules = [key for key in now if key.endswith(f"::{MODULE_CODE}")]
+        project = [key for key in modules if not is_test_code(key.split("::", 1)[0], self.spectrum.test_modules)]
+        if any(moved(key) for key in (*project, *cached)):
+            return {}
         found = {}
         for trace in self._tests:
             if trace.outcome != "failed" or trace.started_process or not all(self._same[f] for f in trace.functions):
                 continue
             own = own_function_key(trace.node_id, now)
+            if moved(code_key(trace.node_id.partition("::")[0], MODULE_CODE)):
+                continue  # its test module's own code changed: a constant, a parametrization's values
             if own is not None and self._last.get(own) == now[own]:
                 found[trace.node_id] = len({self.spectrum.functions[f].key for f in trace.functions} | {own})
         return found

@@ -24,7 +24,15 @@ from pydantic import ValidationError
 from pytest_mcp.adapters.pytest_subprocess._plugin import _pytest_mcp_protocol as protocol
 from pytest_mcp.adapters.pytest_subprocess.untrusted import open_untrusted, read_untrusted
 from pytest_mcp.adapters.structlog_logging import routed_logger
-from pytest_mcp.domain.localization import CodeFunction, CodeState, Spectrum, Trace, code_key, is_test_code
+from pytest_mcp.domain.localization import (
+    MODULE_CODE,
+    CodeFunction,
+    CodeState,
+    Spectrum,
+    Trace,
+    code_key,
+    is_test_code,
+)
 from pytest_mcp.ports.worker import Worker
 
 _log = routed_logger("pytest_mcp.runner")
@@ -186,6 +194,7 @@ class _Defined:
     first: int  # its first line: its first decorator's, as its code object's
     digest: str
     trivial: bool
+    cached: bool = False  # behind a caching decorator: a call the cache answers does not enter it
 
     @property
     def key(self) -> tuple[str, int]:
@@ -245,8 +254,30 @@ def _defined(source: str | bytes | None) -> tuple[_Defined, ...]:
     for name, node in _qualified(tree):
         seen[name] = seen.get(name, 0) + 1
         first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
-        found.append(_Defined(name, seen[name], first, _digest(node), _trivial(node)))
+        found.append(_Defined(name, seen[name], first, _digest(node), _trivial(node), _cached(node)))
+    found.append(_Defined(MODULE_CODE, 1, 0, _module_digest(tree), trivial=False))
     return tuple(found)
+
+
+def _cached(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a decorator caches it (`lru_cache`, `cache`, `cached_property`, cachetools' `cached`, a
+    `memoize`): a test the cache answers ran it, unrecorded."""
+    for decorator in node.decorator_list:
+        called = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = called.attr if isinstance(called, ast.Attribute) else called.id if isinstance(called, ast.Name) else ""
+        if "cache" in name.lower() or "memo" in name.lower():
+            return True
+    return False
+
+
+def _module_digest(tree: ast.Module) -> str:
+    """A digest of what a module runs outside its functions' bodies: its constants, tables, class
+    attributes, decorators and defaults, which every test that uses them runs without entering a
+    function. The tree's function bodies are emptied: it is read for nothing else afterwards."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.body = []
+    return _digest(tree)
 
 
 _CACHED_FILES = 4_096
@@ -287,12 +318,10 @@ class ProjectCode:
         """The digests of every function of these files, as they are now: the project's code first, then
         its test code (what tells a suspect flaky test: nothing it runs changed, its own code included)."""
         files = sorted(files, key=lambda file: is_test_code(file, ()))[:MAX_FILES]
-        digests = {
-            code_key(file, function.name, function.ordinal): function.digest
-            for file in files
-            for function in self.functions(file)
-        }
-        return CodeState(digests=digests, files=tuple(files))
+        defined = [(file, function) for file in files for function in self.functions(file)]
+        digests = {code_key(file, function.name, function.ordinal): function.digest for file, function in defined}
+        cached = tuple(code_key(file, function.name, function.ordinal) for file, function in defined if function.cached)
+        return CodeState(digests=digests, files=tuple(files), cached=cached)
 
 
 def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | None:
