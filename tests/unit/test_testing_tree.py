@@ -221,3 +221,34 @@ async def test_a_test_that_starts_a_process_is_never_suspect_flaky(tmp_path: Pat
 
     assert [group["since"] for group in answer["groups"]] == [{"new": 1}]
     assert "suspect flaky" not in answer["_text"]
+
+
+WRAP = "lex/lexer.py::Lexer.wrap"
+
+
+async def test_one_raise_met_in_a_class_set_up_and_in_calls_is_one_cause_with_every_failure(tmp_path: Path) -> None:
+    """lark, in the double: a grammar helper raises. A class loads the grammar in its set-up, so its first
+    test errors there and pytest re-raises the error for its other tests, which enter nothing; other tests
+    meet the same raise in their call. One cause, one group: the set-up's re-raised errors count the
+    helper their traceback shows running, and the same raise at the same line is one failure, set-up
+    or call."""
+    runner = FakeTestRunner()
+    message = "lex.errors.GrammarError: bad literal"
+    site = "lex/lexer.py:20"
+    runner.script("tests/test_py.py::TestPy::test_a", "error", message, phase="setup", crash=site, runs=[WRAP])
+    for name in ("b", "c", "d"):
+        runner.script(f"tests/test_py.py::TestPy::test_{name}", "error", message, phase="setup", crash=site)
+    for name in ("e", "f"):
+        runner.script(f"tests/test_quote.py::test_{name}", "failed", message, crash=site, runs=[WRAP])
+    for n in range(40):
+        runner.script(f"tests/test_ok.py::test_{n}", runs=[WRAP])
+    runner.script("tests/test_ok.py::test_other", runs=["lex/other.py::helper"])
+    runner.define(WRAP, "10-30")
+
+    async with connect(runner, root=tmp_path) as client:
+        answer = await run(client)
+
+    assert answer["culprits"][0]["function"] == "Lexer.wrap"
+    assert (answer["culprits"][0]["failing"], answer["culprits"][0]["failing_total"]) == (6, 6)
+    assert [group["count"] for group in answer["groups"]] == [6]
+    assert answer["groups"][0]["culprit"]["function"] == "Lexer.wrap"

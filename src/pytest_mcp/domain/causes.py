@@ -7,6 +7,7 @@ pass that could not run: the answer then says why in one line, and the signature
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -173,12 +174,20 @@ def _read(
     # One cause, one answer: every symptom whose failures one cause of the run explains, with no
     # rival, sits under it, a wrong value asserted in the tests and an exception raised on the way
     # alike. An exception the culprit raises itself is already named by its crash site, and a second
-    # raise there is a second failure of its own: such a symptom keeps its group.
-    crashes = {signature.id: signature.crash for signature in map(signature_of, reports)}
+    # raise there is a second failure of its own: such a symptom keeps its group, unless another of
+    # the cause's symptoms is the same exception raised at the same line (the same failure met in a
+    # test's set-up and in its call).
+    kinds = {signature.id: signature for signature in map(signature_of, reports)}
+    raised = {
+        group_id: (culprit.where, kinds[group_id].crash, kinds[group_id].exception)
+        for group_id, culprit in causes.items()
+        if group_id in kinds and _raised_in(kinds[group_id].crash, culprit)
+    }
+    twice = {site for site, count in Counter(raised.values()).items() if count > 1}
     merge = {
         group_id
-        for group_id, culprit in causes.items()
-        if verdicts[group_id].merges and not _raised_in(crashes.get(group_id), culprit)
+        for group_id in causes
+        if verdicts[group_id].merges and (group_id not in raised or raised[group_id] in twice)
     }
     groups = failure_groups(reports, causes, labelled, merge=merge)
     full = failure_groups(reports, causes, labelled, merge=merge, compress=False)
