@@ -959,3 +959,22 @@ def test_a_function_every_failure_ran_comes_before_a_helper_one_failure_ran_that
         assert verdict.cause is not None
         assert functions[verdict.cause.function].name == "URL.authority"
         assert (verdict.cause.failing, verdict.cause.passing) == (2, 47)
+
+
+def test_functions_the_same_tests_ran_are_ranked_the_larger_first() -> None:
+    # h11: the response headers' clean-up (57 lines) and the 17-line header setter it always calls ran
+    # in the same 11 failing and 6 passing tests. Line for line they are as suspicious: the fault more
+    # likely lies among the larger one's lines.
+    functions = (
+        CodeFunction(file="h11/_headers.py", name="set_comma_header", first=256, last=272),
+        CodeFunction(file="h11/_connection.py", name="Connection._clean_up", first=602, last=658),
+    )
+    tests = [Trace(node_id=f"tests/test_c.py::test_{n}", outcome="failed", functions=(0, 1)) for n in range(11)]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_{n}", outcome="passed", functions=(0, 1)) for n in range(6)]
+    tests += [Trace(node_id=f"tests/test_ok.py::test_o{n}", outcome="passed") for n in range(50)]
+    groups = {"g": [f"tests/test_c.py::test_{n}" for n in range(11)]}
+
+    verdict = Localization(Spectrum(functions=functions, tests=tuple(tests)), {}).verdicts(groups)["g"]
+
+    assert [functions[r.function].name for r in verdict.ranked] == ["Connection._clean_up", "set_comma_header"]
+    assert verdict.ranked[0].score == verdict.ranked[1].score

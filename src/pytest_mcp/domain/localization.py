@@ -438,7 +438,9 @@ class Localization:
     def _ranked(self, failing: Sequence[Trace], evidence: _Evidence) -> tuple[Ranked, ...]:
         """The candidates the `failing` tests ran, best first: changed code first, then Ochiai's score over
         them; on a tie, the function more of the run's other failures share, then the one fewer passing
-        tests run, then the smaller."""
+        tests run, then the larger: functions the same tests ran are as suspicious line for line, so the
+        one with more lines more likely holds the fault (h11's header clean-up, 57 lines, and the 17-line
+        setter it calls; iso8601's time-zone parser and the 5-line constructor it returns through)."""
         if not failing:
             return ()
         counts: dict[int, int] = {}
@@ -475,7 +477,7 @@ class Localization:
                 -round(r.score, 6),
                 -r.elsewhere,
                 r.passing,
-                function.last - function.first,
+                function.first - function.last,
                 function.key,
             )
 
