@@ -11,6 +11,7 @@
     .venv/bin/python bench/causes.py --held-out-4 --out NAME  # and its fourth
     .venv/bin/python bench/causes.py --held-out-5 --out NAME  # and its fifth
     .venv/bin/python bench/causes.py --held-out-6 --out NAME  # and its sixth
+    .venv/bin/python bench/causes.py --held-out-7 --out NAME  # and its seventh
     .venv/bin/python bench/causes.py --dump DIR              # also each answer: DIR/CASE-SCENARIO.txt and .json
     .venv/bin/python bench/run.py --causes                   # the same as the first
 
@@ -64,7 +65,19 @@ import baseline
 import planted
 from harness import REPO, RESULTS, TARGET_BIN, bench_env, connect, ensure_venv
 from mcp import StdioServerParameters
-from planted import CASES, HELD_OUT, HELD_OUT_2, HELD_OUT_3, HELD_OUT_4, HELD_OUT_5, HELD_OUT_6, PYTEST, Case, Plant
+from planted import (
+    CASES,
+    HELD_OUT,
+    HELD_OUT_2,
+    HELD_OUT_3,
+    HELD_OUT_4,
+    HELD_OUT_5,
+    HELD_OUT_6,
+    HELD_OUT_7,
+    PYTEST,
+    Case,
+    Plant,
+)
 
 SUITES = REPO / ".cache" / "causes-suites"
 FOUR_KB = 4_096
@@ -503,6 +516,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help=f"the sixth held-out batch instead ({', '.join(case.key for case in HELD_OUT_6)}): likewise untuned",
     )
+    parser.add_argument(
+        "--held-out-7",
+        action="store_true",
+        help=f"the seventh held-out batch instead ({', '.join(case.key for case in HELD_OUT_7)}): likewise untuned",
+    )
     parser.add_argument("--out", default="causes", help="results/NAME.md and NAME.json (default causes)")
     parser.add_argument("--at", metavar="REV", help="run the server as it was at commit REV (bench/baseline.py)")
     parser.add_argument("--git", action="store_true", help="each copy a git repository at the clean project")
@@ -517,6 +535,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def batch(args: argparse.Namespace) -> tuple[Case, ...]:
     """The cases the flags ask for: a held-out batch, or the bench's own."""
+    if args.held_out_7:
+        return HELD_OUT_7
     if args.held_out_6:
         return HELD_OUT_6
     if args.held_out_5:

@@ -8,6 +8,7 @@
     .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-4  # its HELD_OUT_4
     .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-5  # its HELD_OUT_5
     .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-6  # its HELD_OUT_6
+    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-7  # its HELD_OUT_7
 
 `capture` runs bench/causes.py's cases through the server as `causes.py` does (a fresh planted copy and
 a fresh server: *failures alone*; a clean run, then the edit, on one server: *after an edit*), with
@@ -124,6 +125,7 @@ def main() -> None:
     parser.add_argument("--held-out-4", action="store_true", help="bench/planted.py's HELD_OUT_4 cases instead")
     parser.add_argument("--held-out-5", action="store_true", help="bench/planted.py's HELD_OUT_5 cases instead")
     parser.add_argument("--held-out-6", action="store_true", help="bench/planted.py's HELD_OUT_6 cases instead")
+    parser.add_argument("--held-out-7", action="store_true", help="bench/planted.py's HELD_OUT_7 cases instead")
     args = parser.parse_args()
     cases = causes.batch(args)
     wanted = args.cases.split(",") if args.cases else [case.key for case in cases]

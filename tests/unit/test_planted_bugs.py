@@ -18,6 +18,7 @@ from bench.planted import (
     HELD_OUT_4,
     HELD_OUT_5,
     HELD_OUT_6,
+    HELD_OUT_7,
     RAISES,
     WRONG_VALUE,
     Case,
@@ -30,14 +31,14 @@ from bench.planted import (
 )
 
 REAL = [case for case in CASES if case.suite is not None]
-EVERY_REAL = [*REAL, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5, *HELD_OUT_6]
+EVERY_REAL = [*REAL, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5, *HELD_OUT_6, *HELD_OUT_7]
 GENERATED = [case for case in CASES if case.generate is not None]
 SUITES = Path(__file__).resolve().parents[2] / ".cache" / "causes-suites"
 QUALNAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 def _plants() -> list[pytest.param]:
-    every = (*CASES, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5, *HELD_OUT_6)
+    every = (*CASES, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5, *HELD_OUT_6, *HELD_OUT_7)
     return [pytest.param(case, bug, id=f"{case.key}:{bug.function}") for case in every for bug in case.plants]
 
 
@@ -112,6 +113,15 @@ def test_the_sixth_held_out_batch_is_six_more_real_single_bug_suites_seen_nowher
     assert [bug.kind for case in HELD_OUT_6 for bug in case.plants] == [WRONG_VALUE] * 3 + [RAISES] + [WRONG_VALUE] * 2
 
 
+def test_the_seventh_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else() -> None:
+    assert len(HELD_OUT_7) == 6
+    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT_7)
+    assert len({case.key for case in HELD_OUT_7}) == 6
+    earlier = (*CASES, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5, *HELD_OUT_6)
+    assert not {case.key for case in HELD_OUT_7} & {case.key for case in earlier}
+    assert [bug.kind for case in HELD_OUT_7 for bug in case.plants] == [WRONG_VALUE] * 3 + [RAISES] + [WRONG_VALUE] * 2
+
+
 def test_the_batch_flags_choose_their_cases() -> None:
     def keys(cases: tuple[Case, ...]) -> list[str]:  # causes.py imports planted as a top-level module: not `is`
         return [case.key for case in cases]
@@ -123,6 +133,7 @@ def test_the_batch_flags_choose_their_cases() -> None:
     assert keys(batch(parse_args(["--held-out-4"]))) == keys(HELD_OUT_4)
     assert keys(batch(parse_args(["--held-out-5"]))) == keys(HELD_OUT_5)
     assert keys(batch(parse_args(["--held-out-6"]))) == keys(HELD_OUT_6)
+    assert keys(batch(parse_args(["--held-out-7"]))) == keys(HELD_OUT_7)
 
 
 def test_a_src_layout_copy_imports_its_own_package_first(tmp_path: Path) -> None:
