@@ -325,7 +325,10 @@ class ProjectCode:
 
 
 def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | None:
-    """Each file as git's HEAD has it (None: not in HEAD); None when the root is not in a git work tree.
+    """Each file as git's HEAD has it (None: not in HEAD); None when the root is not in a git work tree,
+    or when HEAD holds none of the files: git knows nothing of this code (a project in a directory
+    the enclosing repository ignores, a repository with nothing of it committed), and nothing is
+    compared with it, rather than every function read as changed since HEAD.
 
     Blocking: called in a thread (`with_digests`), so that starting git never holds the event loop
     (a process start waits for the child to exec, a stall of its own on a loaded machine; issue 46)."""
@@ -366,7 +369,7 @@ def _at_head(root: Path, files: list[str]) -> dict[str, bytes | None] | None:
             position += size + 1
         else:
             found[file] = None
-    return found
+    return found if any(source is not None for source in found.values()) else None
 
 
 async def with_digests(
