@@ -6,12 +6,7 @@
     .venv/bin/python bench/causes.py --at REV --out NAME     # the server as it was at commit REV
     .venv/bin/python bench/causes.py --git --out NAME        # each copy a git repository, the bug uncommitted
     .venv/bin/python bench/causes.py --python 3.12 --out NAME  # the suites' venvs built from pyenv's 3.12
-    .venv/bin/python bench/causes.py --held-out-2 --out NAME  # bench/planted.py's second held-out batch
-    .venv/bin/python bench/causes.py --held-out-3 --out NAME  # and its third
-    .venv/bin/python bench/causes.py --held-out-4 --out NAME  # and its fourth
-    .venv/bin/python bench/causes.py --held-out-5 --out NAME  # and its fifth
-    .venv/bin/python bench/causes.py --held-out-6 --out NAME  # and its sixth
-    .venv/bin/python bench/causes.py --held-out-7 --out NAME  # and its seventh
+    .venv/bin/python bench/causes.py --held-out-7 --out NAME  # planted.py's 7th held-out batch (--held-out: the 1st)
     .venv/bin/python bench/causes.py --dump DIR              # also each answer: DIR/CASE-SCENARIO.txt and .json
     .venv/bin/python bench/run.py --causes                   # the same as the first
 
@@ -65,19 +60,7 @@ import baseline
 import planted
 from harness import REPO, RESULTS, TARGET_BIN, bench_env, connect, ensure_venv
 from mcp import StdioServerParameters
-from planted import (
-    CASES,
-    HELD_OUT,
-    HELD_OUT_2,
-    HELD_OUT_3,
-    HELD_OUT_4,
-    HELD_OUT_5,
-    HELD_OUT_6,
-    HELD_OUT_7,
-    PYTEST,
-    Case,
-    Plant,
-)
+from planted import CASES, HELD_OUT_BATCHES, PYTEST, Case, Plant
 
 SUITES = REPO / ".cache" / "causes-suites"
 FOUR_KB = 4_096
@@ -486,41 +469,7 @@ def render(rows: list[dict[str, Any]], config: dict[str, Any]) -> str:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", help=f"comma-separated, of: {', '.join(case.key for case in CASES)}")
-    parser.add_argument(
-        "--held-out",
-        action="store_true",
-        help=f"the held-out suites instead ({', '.join(case.key for case in HELD_OUT)}): not what ranking was tuned on",
-    )
-    parser.add_argument(
-        "--held-out-2",
-        action="store_true",
-        help=f"the second held-out batch instead ({', '.join(case.key for case in HELD_OUT_2)}): likewise untuned",
-    )
-    parser.add_argument(
-        "--held-out-3",
-        action="store_true",
-        help=f"the third held-out batch instead ({', '.join(case.key for case in HELD_OUT_3)}): likewise untuned",
-    )
-    parser.add_argument(
-        "--held-out-4",
-        action="store_true",
-        help=f"the fourth held-out batch instead ({', '.join(case.key for case in HELD_OUT_4)}): likewise untuned",
-    )
-    parser.add_argument(
-        "--held-out-5",
-        action="store_true",
-        help=f"the fifth held-out batch instead ({', '.join(case.key for case in HELD_OUT_5)}): likewise untuned",
-    )
-    parser.add_argument(
-        "--held-out-6",
-        action="store_true",
-        help=f"the sixth held-out batch instead ({', '.join(case.key for case in HELD_OUT_6)}): likewise untuned",
-    )
-    parser.add_argument(
-        "--held-out-7",
-        action="store_true",
-        help=f"the seventh held-out batch instead ({', '.join(case.key for case in HELD_OUT_7)}): likewise untuned",
-    )
+    add_batch_flags(parser)
     parser.add_argument("--out", default="causes", help="results/NAME.md and NAME.json (default causes)")
     parser.add_argument("--at", metavar="REV", help="run the server as it was at commit REV (bench/baseline.py)")
     parser.add_argument("--git", action="store_true", help="each copy a git repository at the clean project")
@@ -533,19 +482,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth")
+
+
+def batch_flag(number: int) -> str:
+    """`--held-out` for the first held-out batch, `--held-out-N` for the Nth."""
+    return "--held-out" if number == 1 else f"--held-out-{number}"
+
+
+def add_batch_flags(parser: argparse.ArgumentParser) -> None:
+    """A flag for each of planted.py's held-out batches, which picks it instead of the bench's own cases."""
+    for number, cases in enumerate(HELD_OUT_BATCHES, 1):
+        names = ", ".join(case.key for case in cases)
+        parser.add_argument(
+            batch_flag(number),
+            action="store_true",
+            help=f"the {ORDINALS[number - 1]} held-out batch instead ({names}): not what the ranking was tuned on",
+        )
+
+
 def batch(args: argparse.Namespace) -> tuple[Case, ...]:
-    """The cases the flags ask for: a held-out batch, or the bench's own."""
-    if args.held_out_7:
-        return HELD_OUT_7
-    if args.held_out_6:
-        return HELD_OUT_6
-    if args.held_out_5:
-        return HELD_OUT_5
-    if args.held_out_4:
-        return HELD_OUT_4
-    if args.held_out_3:
-        return HELD_OUT_3
-    return HELD_OUT_2 if args.held_out_2 else HELD_OUT if args.held_out else CASES
+    """The cases the flags ask for: a held-out batch (the latest asked for), or the bench's own."""
+    for number in range(len(HELD_OUT_BATCHES), 0, -1):
+        if getattr(args, batch_flag(number).removeprefix("--").replace("-", "_")):
+            return HELD_OUT_BATCHES[number - 1]
+    return CASES
 
 
 def main(argv: list[str] | None = None) -> int:

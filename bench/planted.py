@@ -1159,3 +1159,15 @@ HELD_OUT_7: tuple[Case, ...] = (
         RealSuite("mistune", "3.4.0", (P,), source="src"),
     ),
 )
+
+
+HELD_OUT_BATCHES: tuple[tuple[Case, ...], ...] = (
+    HELD_OUT,
+    HELD_OUT_2,
+    HELD_OUT_3,
+    HELD_OUT_4,
+    HELD_OUT_5,
+    HELD_OUT_6,
+    HELD_OUT_7,
+)
+"""The held-out batches in the order they were built: `--held-out` picks the first, `--held-out-N` the Nth."""

@@ -2,13 +2,7 @@
 
     .venv/bin/python bench/rank_offline.py capture --python 3.12 [--cases humanize,toolz]
     .venv/bin/python bench/rank_offline.py rank [--python 3.12]
-    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out   # bench/planted.py's HELD_OUT
-    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-2  # its HELD_OUT_2
-    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-3  # its HELD_OUT_3
-    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-4  # its HELD_OUT_4
-    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-5  # its HELD_OUT_5
-    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-6  # its HELD_OUT_6
-    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-7  # its HELD_OUT_7
+    .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-7  # planted.py's seventh batch
 
 `capture` runs bench/causes.py's cases through the server as `causes.py` does (a fresh planted copy and
 a fresh server: *failures alone*; a clean run, then the edit, on one server: *after an edit*), with
@@ -119,13 +113,7 @@ def main() -> None:
     parser.add_argument("action", choices=("capture", "rank"))
     parser.add_argument("--python", metavar="VERSION")
     parser.add_argument("--cases", help="comma-separated")
-    parser.add_argument("--held-out", action="store_true", help="bench/planted.py's HELD_OUT cases instead")
-    parser.add_argument("--held-out-2", action="store_true", help="bench/planted.py's HELD_OUT_2 cases instead")
-    parser.add_argument("--held-out-3", action="store_true", help="bench/planted.py's HELD_OUT_3 cases instead")
-    parser.add_argument("--held-out-4", action="store_true", help="bench/planted.py's HELD_OUT_4 cases instead")
-    parser.add_argument("--held-out-5", action="store_true", help="bench/planted.py's HELD_OUT_5 cases instead")
-    parser.add_argument("--held-out-6", action="store_true", help="bench/planted.py's HELD_OUT_6 cases instead")
-    parser.add_argument("--held-out-7", action="store_true", help="bench/planted.py's HELD_OUT_7 cases instead")
+    causes.add_batch_flags(parser)
     args = parser.parse_args()
     cases = causes.batch(args)
     wanted = args.cases.split(",") if args.cases else [case.key for case in cases]

@@ -13,12 +13,8 @@ from bench.causes import batch, parse_args
 from bench.planted import (
     CASES,
     HELD_OUT,
-    HELD_OUT_2,
-    HELD_OUT_3,
-    HELD_OUT_4,
-    HELD_OUT_5,
-    HELD_OUT_6,
     HELD_OUT_7,
+    HELD_OUT_BATCHES,
     RAISES,
     WRONG_VALUE,
     Case,
@@ -31,14 +27,14 @@ from bench.planted import (
 )
 
 REAL = [case for case in CASES if case.suite is not None]
-EVERY_REAL = [*REAL, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5, *HELD_OUT_6, *HELD_OUT_7]
+EVERY_REAL = [*REAL, *(case for cases in HELD_OUT_BATCHES for case in cases)]
 GENERATED = [case for case in CASES if case.generate is not None]
 SUITES = Path(__file__).resolve().parents[2] / ".cache" / "causes-suites"
 QUALNAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
 def _plants() -> list[pytest.param]:
-    every = (*CASES, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5, *HELD_OUT_6, *HELD_OUT_7)
+    every = (*CASES, *(case for cases in HELD_OUT_BATCHES for case in cases))
     return [pytest.param(case, bug, id=f"{case.key}:{bug.function}") for case in every for bug in case.plants]
 
 
@@ -70,56 +66,19 @@ def test_the_held_out_suites_are_real_single_bug_suites_the_bench_was_not_built_
     assert {bug.kind for case in HELD_OUT for bug in case.plants} == {WRONG_VALUE, RAISES}
 
 
-def test_the_second_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else() -> None:
-    assert len(HELD_OUT_2) == 6
-    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT_2)
-    assert len({case.key for case in HELD_OUT_2}) == 6
-    assert not {case.key for case in HELD_OUT_2} & {case.key for case in (*CASES, *HELD_OUT)}
-    assert {bug.kind for case in HELD_OUT_2 for bug in case.plants} == {WRONG_VALUE, RAISES}
+@pytest.mark.parametrize("number", range(2, len(HELD_OUT_BATCHES) + 1))
+def test_each_later_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else(number: int) -> None:
+    cases = HELD_OUT_BATCHES[number - 1]
+    earlier = (*CASES, *(case for batch in HELD_OUT_BATCHES[: number - 1] for case in batch))
+    kinds = [bug.kind for case in cases for bug in case.plants]
 
-
-def test_the_third_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else() -> None:
-    assert len(HELD_OUT_3) == 6
-    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT_3)
-    assert len({case.key for case in HELD_OUT_3}) == 6
-    assert not {case.key for case in HELD_OUT_3} & {case.key for case in (*CASES, *HELD_OUT, *HELD_OUT_2)}
-    assert {bug.kind for case in HELD_OUT_3 for bug in case.plants} == {WRONG_VALUE, RAISES}
-
-
-def test_the_fourth_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else() -> None:
-    assert len(HELD_OUT_4) == 6
-    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT_4)
-    assert len({case.key for case in HELD_OUT_4}) == 6
-    earlier = (*CASES, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3)
-    assert not {case.key for case in HELD_OUT_4} & {case.key for case in earlier}
-    assert [bug.kind for case in HELD_OUT_4 for bug in case.plants] == [WRONG_VALUE] * 3 + [RAISES] + [WRONG_VALUE] * 2
-
-
-def test_the_fifth_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else() -> None:
-    assert len(HELD_OUT_5) == 6
-    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT_5)
-    assert len({case.key for case in HELD_OUT_5}) == 6
-    earlier = (*CASES, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4)
-    assert not {case.key for case in HELD_OUT_5} & {case.key for case in earlier}
-    assert [bug.kind for case in HELD_OUT_5 for bug in case.plants] == [WRONG_VALUE] * 3 + [RAISES] + [WRONG_VALUE] * 2
-
-
-def test_the_sixth_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else() -> None:
-    assert len(HELD_OUT_6) == 6
-    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT_6)
-    assert len({case.key for case in HELD_OUT_6}) == 6
-    earlier = (*CASES, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5)
-    assert not {case.key for case in HELD_OUT_6} & {case.key for case in earlier}
-    assert [bug.kind for case in HELD_OUT_6 for bug in case.plants] == [WRONG_VALUE] * 3 + [RAISES] + [WRONG_VALUE] * 2
-
-
-def test_the_seventh_held_out_batch_is_six_more_real_single_bug_suites_seen_nowhere_else() -> None:
-    assert len(HELD_OUT_7) == 6
-    assert all(case.suite is not None and len(case.plants) == 1 for case in HELD_OUT_7)
-    assert len({case.key for case in HELD_OUT_7}) == 6
-    earlier = (*CASES, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3, *HELD_OUT_4, *HELD_OUT_5, *HELD_OUT_6)
-    assert not {case.key for case in HELD_OUT_7} & {case.key for case in earlier}
-    assert [bug.kind for case in HELD_OUT_7 for bug in case.plants] == [WRONG_VALUE] * 3 + [RAISES] + [WRONG_VALUE] * 2
+    assert len(cases) == 6
+    assert all(case.suite is not None and len(case.plants) == 1 for case in cases)
+    assert len({case.key for case in cases}) == 6
+    assert not {case.key for case in cases} & {case.key for case in earlier}
+    assert set(kinds) == {WRONG_VALUE, RAISES}
+    if number >= 4:  # from the fourth on, one of each of the six kinds, in the same order
+        assert kinds == [WRONG_VALUE] * 3 + [RAISES] + [WRONG_VALUE] * 2
 
 
 def test_the_batch_flags_choose_their_cases() -> None:
@@ -128,12 +87,9 @@ def test_the_batch_flags_choose_their_cases() -> None:
 
     assert keys(batch(parse_args([]))) == keys(CASES)
     assert keys(batch(parse_args(["--held-out"]))) == keys(HELD_OUT)
-    assert keys(batch(parse_args(["--held-out-2"]))) == keys(HELD_OUT_2)
-    assert keys(batch(parse_args(["--held-out-3"]))) == keys(HELD_OUT_3)
-    assert keys(batch(parse_args(["--held-out-4"]))) == keys(HELD_OUT_4)
-    assert keys(batch(parse_args(["--held-out-5"]))) == keys(HELD_OUT_5)
-    assert keys(batch(parse_args(["--held-out-6"]))) == keys(HELD_OUT_6)
-    assert keys(batch(parse_args(["--held-out-7"]))) == keys(HELD_OUT_7)
+    for number in range(2, len(HELD_OUT_BATCHES) + 1):
+        assert keys(batch(parse_args([f"--held-out-{number}"]))) == keys(HELD_OUT_BATCHES[number - 1])
+    assert keys(batch(parse_args(["--held-out-2", "--held-out-7"]))) == keys(HELD_OUT_7)
 
 
 def test_a_src_layout_copy_imports_its_own_package_first(tmp_path: Path) -> None:
