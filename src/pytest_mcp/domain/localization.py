@@ -272,6 +272,8 @@ class Localization:
         """`frames` gives a failing test's project frames (`file:line`, from its traceback and crash site):
         the functions that hold them ran for its failure, and count as entered by it, recorded or not."""
         self.spectrum = spectrum
+        self._held: dict[str, int | None] = {}  # site -> the function holding it (`_holding`)
+        self._by_file: dict[str, list[int]] | None = None
         files, heads = frozenset(last_files), frozenset(held_at_head)
         self.basis = tuple(changed_since(function, last_digests, files, heads) for function in spectrum.functions)
         self.changed = tuple(basis is not None for basis in self.basis)
@@ -307,21 +309,24 @@ class Localization:
         return trace.model_copy(update={"functions": tuple(sorted(extra.union(trace.functions)))})
 
     def _holding(self, crash: str) -> int | None:
-        """The blamable function whose lines hold `crash` (`file:line`), the innermost if they nest."""
+        """The blamable function whose lines hold `crash` (`file:line`), the innermost if they nest. Looked
+        up once a site: thousands of failures share a few crash sites and frames."""
+        if crash in self._held:
+            return self._held[crash]
         file, _, line = crash.rpartition(":")
-        if not line.isdigit():
-            return None
-        number = int(line)
-        holding = [
-            index
-            for index, function in enumerate(self.spectrum.functions)
-            if function.file == file and function.first <= number <= function.last and self._blamable[index]
-        ]
-        return min(
-            holding,
-            key=lambda index: self.spectrum.functions[index].last - self.spectrum.functions[index].first,
-            default=None,
-        )
+        if self._by_file is None:
+            self._by_file = {}
+            for index, function in enumerate(self.spectrum.functions):
+                if self._blamable[index]:
+                    self._by_file.setdefault(function.file, []).append(index)
+        found = None
+        if line.isdigit():
+            number = int(line)
+            functions = self.spectrum.functions
+            holding = [i for i in self._by_file.get(file, ()) if functions[i].first <= number <= functions[i].last]
+            found = min(holding, key=lambda i: functions[i].last - functions[i].first, default=None)
+        self._held[crash] = found
+        return found
 
     def verdicts(
         self, groups: Mapping[str, Sequence[str]], crashes: Mapping[str, str | None] | None = None
