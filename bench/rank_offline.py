@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/rank_offline.py capture --python 3.12 [--cases humanize,toolz]
     .venv/bin/python bench/rank_offline.py rank [--python 3.12]
+    .venv/bin/python bench/rank_offline.py summary --python 3.12   # every batch captured: first, per mode
     .venv/bin/python bench/rank_offline.py capture --python 3.12 --held-out-7  # planted.py's seventh batch
 
 `capture` runs bench/causes.py's cases through the server as `causes.py` does (a fresh planted copy and
@@ -31,6 +32,7 @@ import causes
 import planted
 from harness import bench_env, connect
 from mcp import StdioServerParameters
+from planted import CASES, HELD_OUT_BATCHES
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "rank-offline"
 LAUNCHER = """
@@ -88,18 +90,29 @@ def place(culprits: Any, bug: planted.Plant) -> str:
     return "-"
 
 
-def rank(version: str | None, cases: tuple[planted.Case, ...], wanted: list[str]) -> None:
+def ranked(into: Path, case: planted.Case, mode: str) -> Any | None:
+    """The causes this tree reads from a case's recorded run, or None when it was not captured."""
     from pytest_mcp.domain.causes import _read
+    from pytest_mcp.domain.localization import CodeState
 
+    path = into / f"{case.key}-{mode}.pickle"
+    if not path.exists():
+        return None
+    args, kwargs = pickle.loads(path.read_bytes())  # noqa: S301 (written by `capture`, on this machine)
+    args = list(args)
+    args[5] = CodeState(**vars(args[5]))  # a capture older than a field of CodeState gets its default
+    found, _ = _read(*args, **kwargs)
+    return found
+
+
+def rank(version: str | None, cases: tuple[planted.Case, ...], wanted: list[str]) -> None:
     into = CACHE / f"py{version or 'bench'}"
     firsts = {"alone": 0, "after_edit": 0}
     for case in cases:
         for mode in ("alone", "after_edit"):
-            path = into / f"{case.key}-{mode}.pickle"
-            if case.key not in wanted or not path.exists():
+            found = ranked(into, case, mode) if case.key in wanted else None
+            if found is None:
                 continue
-            args, kwargs = pickle.loads(path.read_bytes())  # noqa: S301 (written by `capture`, on this machine)
-            found, _ = _read(*args, **kwargs)
             places = "/".join(place(found.culprits, bug) for bug in case.plants)
             firsts[mode] += places == "1" and case.suite is not None
             names = ", ".join(f"{c.function} {c.score}" + (" *" if c.changed else "") for c in found.culprits)
@@ -108,9 +121,24 @@ def rank(version: str | None, cases: tuple[planted.Case, ...], wanted: list[str]
     print(f"planted first, real suites: {firsts}")
 
 
+def summary(version: str | None) -> None:
+    """Per batch, the real suites whose planted function comes first, from the failures alone and after
+    an edit, out of those captured: every batch's figure from this tree in seconds."""
+    into = CACHE / f"py{version or 'bench'}"
+    batches = [("bench", CASES), *((f"held-out {n}", cases) for n, cases in enumerate(HELD_OUT_BATCHES, 1))]
+    for name, cases in batches:
+        figures = []
+        for mode in ("alone", "after_edit"):
+            found = [(case, ranked(into, case, mode)) for case in cases if case.suite is not None]
+            read = [(case, causes) for case, causes in found if causes is not None]
+            first = sum(all(place(causes.culprits, bug) == "1" for bug in case.plants) for case, causes in read)
+            figures.append(f"{mode} {first} of {len(read)}")
+        print(f"{name:12} " + ", ".join(figures))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=("capture", "rank"))
+    parser.add_argument("action", choices=("capture", "rank", "summary"))
     parser.add_argument("--python", metavar="VERSION")
     parser.add_argument("--cases", help="comma-separated")
     causes.add_batch_flags(parser)
@@ -120,6 +148,8 @@ def main() -> None:
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     if args.action == "capture":
         capture(args.python, cases, wanted)
+    elif args.action == "summary":
+        summary(args.python)
     else:
         rank(args.python, cases, wanted)
 
