@@ -252,3 +252,32 @@ async def test_one_raise_met_in_a_class_set_up_and_in_calls_is_one_cause_with_ev
     assert (answer["culprits"][0]["failing"], answer["culprits"][0]["failing_total"]) == (6, 6)
     assert [group["count"] for group in answer["groups"]] == [6]
     assert answer["groups"][0]["culprit"]["function"] == "Lexer.wrap"
+
+
+async def test_two_messages_raised_at_one_line_of_the_cause_keep_their_groups(tmp_path: Path) -> None:
+    """The same line raising for two reasons is two failures of the cause's own: each keeps its group
+    (set-up or call), both naming the cause. Only the same raise, message and all, is one."""
+    runner = FakeTestRunner()
+    site = "lex/lexer.py:20"
+    for name in ("a", "b"):
+        runner.script(
+            f"tests/test_py.py::test_{name}",
+            "error",
+            "lex.errors.LexError: bad literal",
+            phase="setup",
+            crash=site,
+            runs=[WRAP],
+        )
+    for name in ("c", "d"):
+        runner.script(
+            f"tests/test_py.py::test_{name}", "failed", "lex.errors.LexError: unexpected end", crash=site, runs=[WRAP]
+        )
+    for n in range(40):
+        runner.script(f"tests/test_ok.py::test_{n}", runs=[WRAP])
+    runner.define(WRAP, "10-30")
+
+    async with connect(runner, root=tmp_path) as client:
+        answer = await run(client)
+
+    assert sorted(group["count"] for group in answer["groups"]) == [2, 2]
+    assert {group["culprit"]["function"] for group in answer["groups"]} == {"Lexer.wrap"}

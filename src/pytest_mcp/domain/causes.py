@@ -175,11 +175,11 @@ def _read(
     # rival, sits under it, a wrong value asserted in the tests and an exception raised on the way
     # alike. An exception the culprit raises itself is already named by its crash site, and a second
     # raise there is a second failure of its own: such a symptom keeps its group, unless another of
-    # the cause's symptoms is the same exception raised at the same line (the same failure met in a
-    # test's set-up and in its call).
+    # the cause's symptoms is the same exception with the same message raised at the same line: the
+    # same failure, met in a test's set-up and in a test's call.
     kinds = {signature.id: signature for signature in map(signature_of, reports)}
     raised = {
-        group_id: (culprit.where, kinds[group_id].crash, kinds[group_id].exception)
+        group_id: (culprit.where, kinds[group_id].crash, kinds[group_id].exception, kinds[group_id].message)
         for group_id, culprit in causes.items()
         if group_id in kinds and _raised_in(kinds[group_id].crash, culprit)
     }
