@@ -1290,5 +1290,6 @@ HELD_OUT_BATCHES: tuple[tuple[Case, ...], ...] = (
     HELD_OUT_5,
     HELD_OUT_6,
     HELD_OUT_7,
+    HELD_OUT_8,
 )
 """The held-out batches in the order they were built: `--held-out` picks the first, `--held-out-N` the Nth."""
