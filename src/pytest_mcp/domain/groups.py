@@ -65,10 +65,14 @@ def traceback_exception(traceback: str | None) -> str | None:
 
 def traceback_crash(traceback: str | None) -> str | None:
     """`path:line` of the deepest project frame a pytest-layout traceback names, if any."""
-    for path, line, _what in reversed(_FILE_LOCATION.findall(traceback or "")):
-        if not _outside_project(path):
-            return f"{path}:{line}"
-    return None
+    frames = _project_frames(traceback)
+    return frames[-1] if frames else None
+
+
+def _project_frames(traceback: str | None) -> list[str]:
+    """`path:line` of each project frame a pytest-layout traceback names, outermost first."""
+    located = _FILE_LOCATION.findall(traceback or "")
+    return [f"{path}:{line}" for path, line, _what in located if not _outside_project(path)]
 
 
 def exception_of(test: ReportedTest, message: str | None = None) -> str | None:
@@ -88,8 +92,7 @@ def frames_of(test: ReportedTest) -> tuple[str, ...]:
     """`path:line` of every project frame a failure's traceback shows, and its crash site: each is proof
     that its function was running when the test failed, whether or not the recorder saw it entered (a
     class's set-up that failed once and is re-raised for each of its tests enters nothing again)."""
-    located = [f"{path}:{line}" for path, line, _what in _FILE_LOCATION.findall(test.traceback or "")]
-    found = [frame for frame in located if not _outside_project(frame.rpartition(":")[0])]
+    found = _project_frames(test.traceback)
     if test.crash:
         found.append(test.crash)
     return tuple(dict.fromkeys(found))
