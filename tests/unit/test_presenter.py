@@ -306,3 +306,24 @@ def test_an_answer_lists_the_ten_most_common_skip_reasons_and_says_how_many_it_l
     assert "\n17 skipped, by the 10 most common reasons:\n  2 r0\n" in text
     assert "  ... 22 rarer reasons left out: detail='all' lists every report" in text
     assert "  1 r10" not in text
+
+
+def test_beside_failures_an_answer_lists_the_three_most_common_skip_reasons() -> None:
+    # lark: a failing run's 94 skips for 21 reasons took 1.7 KB of the 7.3 KB answer naming the cause.
+    skips = [
+        ReportedTest(node_id=f"t.py::test_{n}_{i}", outcome="skipped", phase="setup", message=f"Skipped: r{n}")
+        for n in range(8)
+        for i in range(8 - n)
+    ]
+    failure = ReportedTest(node_id="t.py::test_broken", outcome="failed", phase="call", message="assert 1 == 2")
+    summary = Summary(total=len(skips) + 1, skipped=len(skips), failed=1)
+    result = grouped(RunResult(exit_code=1, summary=summary, tests=(*skips, failure)), listed=False)
+
+    answer = McpPresenter().present_run(result)
+    text = answer.content[0].text  # type: ignore[union-attr]
+
+    assert answer.structured_content is not None
+    assert [reason["reason"] for reason in answer.structured_content["reasons"]] == ["r0", "r1", "r2"]
+    assert answer.structured_content["omitted_reasons"] == 5
+    assert "\n21 skipped, by the 3 most common reasons:\n  8 r0\n  7 r1\n  6 r2\n" in text
+    assert "  ... 5 rarer reasons left out: detail='all' lists every report" in text

@@ -575,8 +575,9 @@ class _RunAnswer(_Value):
     )
     omitted_reasons: int = Field(
         0,
-        description="Skip and xfail reasons left out of `reasons`, the rarest, past the 10 most common; the "
-        "summary still counts their tests, and detail='all' lists every report.",
+        description="Skip and xfail reasons left out of `reasons`, the rarest, past the 10 most common (the 3 "
+        "most common when tests failed); the summary still counts their tests, and detail='all' lists every "
+        "report.",
     )
     coverage: CoverageReport | None = Field(None, description="With coverage=true: totals and the worst files.")
     stopped_processes: StoppedProcesses | None = Field(

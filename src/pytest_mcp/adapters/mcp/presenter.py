@@ -135,12 +135,17 @@ MAX_REASONS = 10
 """Skip and xfail reasons an answer lists, the most common first: a suite that skips each test for a
 reason of its own (39 skips, 32 reasons in tabulate's) would otherwise spend 4 KB on them."""
 
+MAX_REASONS_BESIDE_FAILURES = 3
+"""As many when tests failed: the failures are what the agent reads, and a large suite's skips by
+platform and version (lark's 21 reasons, pyflakes' 8) took a fifth of an answer that names the cause."""
+
 
 def _common_reasons(result: RunResult) -> RunResult:
-    if len(result.reasons) <= MAX_REASONS:
+    most = MAX_REASONS_BESIDE_FAILURES if result.groups else MAX_REASONS
+    if len(result.reasons) <= most:
         return result
-    left = result.omitted_reasons + len(result.reasons) - MAX_REASONS
-    return result.model_copy(update={"reasons": result.reasons[:MAX_REASONS], "omitted_reasons": left})
+    left = result.omitted_reasons + len(result.reasons) - most
+    return result.model_copy(update={"reasons": result.reasons[:most], "omitted_reasons": left})
 
 
 def render_run(result: RunResult) -> str:
