@@ -6,6 +6,7 @@ import pytest
 
 from pytest_mcp.domain.groups import (
     MAX_MEMBER_ENTRIES,
+    cause_key,
     compress_node_ids,
     failure_groups,
     frames_of,
@@ -213,7 +214,7 @@ def test_a_causes_other_symptoms_give_their_messages_head_its_representative_the
     ]
     causes = {signature_of(test).id: CULPRIT for test in reports}
 
-    (group,) = failure_groups(reports, causes, merge=set(causes))
+    (group,) = failure_groups(reports, causes, merge={group_id: cause_key(CULPRIT) for group_id in causes})
 
     heads = {symptom.crash: symptom.message for symptom in group.symptoms}
     assert heads["tests/test_a.py:9"] == "assert <n> == <n>"

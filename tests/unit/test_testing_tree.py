@@ -281,3 +281,40 @@ async def test_two_messages_raised_at_one_line_of_the_cause_keep_their_groups(tm
 
     assert sorted(group["count"] for group in answer["groups"]) == [2, 2]
     assert {group["culprit"]["function"] for group in answer["groups"]} == {"Lexer.wrap"}
+
+
+async def test_the_one_way_a_cause_raises_sits_under_it_with_its_wrong_values(tmp_path: Path) -> None:
+    """wsproto: the broken close handler raises for some payloads and answers a wrong close code for
+    others. One cause, one group: the raise inside its lines is one of its symptoms, as the wrong values
+    asserted in the tests are, since it raises in only one way."""
+    runner = FakeTestRunner()
+    for name in ("a", "b", "c"):
+        runner.script(
+            f"tests/test_frames.py::test_{name}",
+            "failed",
+            "lex.errors.ParseFailed: bad code",
+            crash="lex/lexer.py:20",
+            runs=[WRAP],
+        )
+    for name in ("d", "e"):
+        runner.script(
+            f"tests/test_close.py::test_{name}",
+            "failed",
+            "AssertionError: assert 1002 == 1000",
+            crash="tests/test_close.py:9",
+            runs=[WRAP],
+        )
+    for n in range(40):
+        runner.script(f"tests/test_ok.py::test_{n}", runs=[WRAP] if n < 4 else ["lex/other.py::helper"])
+    runner.define(WRAP, "10-30")
+
+    async with connect(runner, root=tmp_path) as client:
+        answer = await run(client)
+
+    (group,) = answer["groups"]
+    assert (group["count"], group["culprit"]["function"]) == (5, "Lexer.wrap")
+    assert sorted((symptom["count"], symptom["crash"]) for symptom in group["symptoms"]) == [
+        (2, "tests/test_close.py:9"),
+        (3, "lex/lexer.py:20"),
+    ]
+

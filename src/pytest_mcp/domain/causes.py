@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_mcp.domain.groups import crash_of, failure_groups, frames_of, signature_of, symptom_groups
+from pytest_mcp.domain.groups import cause_key, crash_of, failure_groups, frames_of, signature_of, symptom_groups
 from pytest_mcp.domain.history import History, passed_key, since, updated
 from pytest_mcp.domain.localization import (
     MAX_CULPRITS,
@@ -173,21 +173,23 @@ def _read(
 
     # One cause, one answer: every symptom whose failures one cause of the run explains, with no
     # rival, sits under it, a wrong value asserted in the tests and an exception raised on the way
-    # alike. An exception the culprit raises itself is already named by its crash site, and a second
-    # raise there is a second failure of its own: such a symptom keeps its group, unless another of
-    # the cause's symptoms is the same exception with the same message raised at the same line: the
-    # same failure, met in a test's set-up and in a test's call.
+    # alike, and so does the one exception the culprit raises itself. A culprit that raises in two
+    # ways (two lines, two exceptions or two messages) may hold two failures of its own: each way
+    # keeps an entry, which joins only the same raise met elsewhere (in a test's set-up and in a
+    # test's call), and the cause's other symptoms sit under neither.
     kinds = {signature.id: signature for signature in map(signature_of, reports)}
     raised = {
-        group_id: (culprit.where, kinds[group_id].crash, kinds[group_id].exception, kinds[group_id].message)
+        group_id: (kinds[group_id].crash, kinds[group_id].exception, kinds[group_id].message)
         for group_id, culprit in causes.items()
         if group_id in kinds and _raised_in(kinds[group_id].crash, culprit)
     }
-    twice = {site for site, count in Counter(raised.values()).items() if count > 1}
+    ways = Counter(where for where, _ in {(causes[group_id].where, kind) for group_id, kind in raised.items()})
     merge = {
-        group_id
+        group_id: cause_key(causes[group_id], *raised[group_id])
+        if group_id in raised and ways[causes[group_id].where] > 1
+        else cause_key(causes[group_id])
         for group_id in causes
-        if verdicts[group_id].merges and (group_id not in raised or raised[group_id] in twice)
+        if verdicts[group_id].merges
     }
     groups = failure_groups(reports, causes, labelled, merge=merge)
     full = failure_groups(reports, causes, labelled, merge=merge, compress=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_mcp.domain.models import (
@@ -167,32 +167,39 @@ def failure_groups(
     causes: Mapping[str, Culprit] | None = None,
     since: Callable[[Sequence[ReportedTest]], Since | None] | None = None,
     *,
-    merge: Collection[str] = (),
+    merge: Mapping[str, str] | None = None,
     compress: bool = True,
 ) -> tuple[FailureGroup, ...]:
     """Failures, errors and xpasses grouped by signature, largest first (ties: first seen first).
 
     `causes` names a culprit for each signature group whose evidence is strong, by the group's id.
-    The groups among `merge` that share a culprit are one cause: one entry, the largest group's
-    report as its evidence, and each signature a symptom (ADR 0020). Every such report is in exactly
-    one group; the representative is the group's first report. `since` labels a group's reports
-    (new, preexisting, flaky); `compress=False` lists every member (what a kept run pages through).
+    `merge` gives some of those groups a key: the groups of one key are one entry, the largest
+    group's report as its evidence and each signature a symptom (one cause, ADR 0020); `cause_key`
+    is a cause's. Every such report is in exactly one group; the representative is the group's first
+    report. `since` labels a group's reports (new, preexisting, flaky); `compress=False` lists every
+    member (what a kept run pages through).
     """
     causes = causes or {}
+    merge = merge or {}
     merged: dict[str, list[tuple[str, Signature, list[ReportedTest]]]] = {}
     order: list[str] = []
     for group_id, signature, members in _grouped(reports):
-        culprit = causes.get(group_id)
-        key = f"cause\x1f{culprit.file}\x1f{culprit.function}" if culprit and group_id in merge else group_id
+        key = merge.get(group_id, group_id) if group_id in causes else group_id
         if key not in merged:
             merged[key] = []
             order.append(key)
         merged[key].append((group_id, signature, members))
-    built = [_group(merged[key], causes, since, compress) for key in order]
+    built = [_group(key, merged[key], causes, since, compress) for key in order]
     return tuple(sorted(built, key=lambda group: -group.count))
 
 
+def cause_key(culprit: Culprit, *within: str | None) -> str:
+    """The merge key of a cause's groups; `within` narrows it to some of them (one raise of its own)."""
+    return "\x1f".join(("cause", culprit.file, culprit.function, *(part or "" for part in within)))
+
+
 def _group(
+    key: str,
     parts: list[tuple[str, Signature, list[ReportedTest]]],
     causes: Mapping[str, Culprit],
     since: Callable[[Sequence[ReportedTest]], Since | None] | None,
@@ -205,7 +212,7 @@ def _group(
     culprit = causes.get(group_id)
     symptoms: tuple[Symptom, ...] = ()
     if len(parts) > 1 and culprit is not None:
-        group_id = "g" + hashlib.sha256(f"cause\x1f{culprit.file}\x1f{culprit.function}".encode()).hexdigest()[:10]
+        group_id = "g" + hashlib.sha256(key.encode()).hexdigest()[:10]
         symptoms = _symptoms(parts)
     if len(members) == 1 and compress:
         return FailureGroup(
