@@ -425,3 +425,63 @@ async def test_a_test_that_ran_changed_code_without_entering_a_function_is_not_s
     assert clean["exit_code"] == 0
     assert labels(broken) == {failing: {"new": 1}}
     assert "suspect flaky" not in text
+
+
+UNSEEN = """\
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def rate_of(country):
+    return {"de": 1.19, "fr": 1.2}[country]
+
+
+def shown(rate):
+    return f"{rate:.2f}"
+"""
+UNSEEN_TESTS = {
+    "test_a_warm.py": "from shop import rates\n\n\ndef test_warm():\n    assert rates.rate_of('de') > 1\n",
+    "test_cli.py": """\
+import subprocess
+import sys
+
+
+def test_cli():
+    code = "from shop import rates; print(rates.shown(rates.rate_of('de')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "1.19\\n"
+""",
+    "test_rates.py": """\
+from shop import rates
+
+
+def test_country():
+    assert rates.shown(rates.rate_of("de")) == "1.19"
+
+
+def test_shown():
+    assert rates.shown(1.2) == "1.20"
+""",
+}
+
+
+async def test_failures_that_met_a_change_unrecorded_name_the_changed_function(tmp_path: Path, python312: Path) -> None:
+    """After an edit of a cached lookup, one test gets the cache's answer (an earlier test filled it) and one
+    runs it in a subprocess: neither is recorded entering it, each entered no other changed code, and the
+    changed lookup is named their cause, not the unchanged formatter the first did enter."""
+    root = shop(tmp_path / "project", files=1)
+    (root / "shop" / "rates.py").write_text(UNSEEN)
+    for name, text in UNSEEN_TESTS.items():
+        (root / "tests" / name).write_text(text)
+
+    async with connect(root=root, python=python312) as client:
+        clean, _ = await run(client)
+        rates = root / "shop" / "rates.py"
+        rates.write_text(rates.read_text().replace('"de": 1.19', '"de": 1.16'))
+        broken, text = await run(client)
+
+    assert clean["exit_code"] == 0
+    assert broken["summary"]["failed"] == 2
+    culprit = broken["culprits"][0]
+    assert (culprit["function"], culprit["failing"], culprit["changed"]) == ("rate_of", 2, True), text
+    assert {group["culprit"]["function"] for group in broken["groups"]} == {"rate_of"}

@@ -318,3 +318,80 @@ async def test_the_one_way_a_cause_raises_sits_under_it_with_its_wrong_values(tm
         (3, "lex/lexer.py:20"),
     ]
 
+
+LOOKUP = "emo/names.py::by_name"
+TABLE = "emo/table.py::rows"
+
+
+def cached_lookup() -> FakeTestRunner:
+    """emoji, in the double: the name lookup is behind a cache. The first test to ask for a name enters it;
+    the later ones get the cache's answer and enter nothing of it, only the table they compare with."""
+    runner = FakeTestRunner()
+    runner.script("tests/test_core.py::test_first", runs=[LOOKUP, TABLE])
+    for name in ("alias", "name", "english"):
+        runner.script(f"tests/test_codes.py::test_{name}", runs=[TABLE])
+    for n in range(30):
+        runner.script(f"tests/test_ok.py::test_{n}", runs=[TABLE])
+    return runner.define(LOOKUP, "26-48").define(TABLE, "5-9").cache(LOOKUP)
+
+
+async def test_failures_a_cache_answered_name_the_changed_cached_function(tmp_path: Path) -> None:
+    runner = cached_lookup()
+    async with connect(runner, root=tmp_path) as client:
+        clean = await run(client)
+        runner.change(LOOKUP)
+        runner.script("tests/test_core.py::test_first", "failed", "assert None == 'x'", runs=[LOOKUP, TABLE])
+        for name in ("alias", "name", "english"):
+            runner.script(
+                f"tests/test_codes.py::test_{name}",
+                "failed",
+                f"assert None == '{name}'",
+                runs=[TABLE],
+                crash=f"tests/test_codes.py:{len(name)}",
+            )
+        broken = await run(client)
+
+    assert clean["exit_code"] == 0
+    assert [(c["function"], c["failing"], c["changed"]) for c in broken["culprits"]] == [("by_name", 4, True)]
+    assert [group["culprit"]["function"] for group in broken["groups"]] == ["by_name"]
+
+
+def test_a_recording_keeps_which_functions_are_behind_a_cache() -> None:
+    document = cached_lookup().to_recording()
+    again = FakeTestRunner.from_recording(document)
+
+    assert document["functions"][LOOKUP] == {"lines": "26-48", "cached": True}
+    assert again.to_recording()["functions"] == document["functions"]
+    with pytest.raises(ScriptError, match=r"functions\['emo/names.py::by_name'\]\.cached: must be true or false"):
+        FakeTestRunner.from_dict({"tests/t.py::test_a": {"runs": [LOOKUP]}}, functions={LOOKUP: {"cached": "yes"}})
+
+
+RENDER = "conv/render.py::numbering"
+
+
+async def test_failures_of_tests_through_a_process_name_the_changed_function(tmp_path: Path) -> None:
+    """html2text, in the double: the same wrong output fails the tests that convert in process and those
+    that run the command line in a subprocess, which the run cannot record. Having entered no changed
+    code, the latter met the change in the process: one cause, one group."""
+    runner = FakeTestRunner()
+    for name in ("lists", "nested"):
+        runner.script(f"tests/test_module.py::test_{name}", runs=[RENDER])
+        runner.script(f"tests/test_command.py::test_{name}", starts_process=True)
+    for n in range(20):
+        runner.script(f"tests/test_ok.py::test_{n}", runs=[RENDER] if n < 2 else ["conv/other.py::helper"])
+    runner.define(RENDER, "175-190")
+    async with connect(runner, root=tmp_path) as client:
+        clean = await run(client)
+        runner.change(RENDER)
+        for name in ("lists", "nested"):
+            wrong = {"message": f"assert '1. {name}' == '2. {name}'", "outcome": "failed"}
+            runner.script(f"tests/test_module.py::test_{name}", **wrong, crash="tests/test_module.py:9", runs=[RENDER])
+            runner.script(
+                f"tests/test_command.py::test_{name}", **wrong, crash="tests/test_command.py:14", starts_process=True
+            )
+        broken = await run(client)
+
+    assert clean["exit_code"] == 0
+    assert [(c["function"], c["failing"], c["changed"]) for c in broken["culprits"]] == [("numbering", 4, True)]
+    (group,) = broken["groups"]
+    assert group["count"] == 4

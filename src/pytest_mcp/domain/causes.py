@@ -155,6 +155,7 @@ def _read(
         previous.files,
         previous.heads,
         frames,
+        code.cached,
     )
     verdicts = localization.verdicts(symptoms, {test.node_id: crash_of(test) for test in reports if test.is_failure})
     causes = {

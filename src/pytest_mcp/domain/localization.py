@@ -268,9 +268,12 @@ class Localization:
         last_files: Iterable[str] = (),
         held_at_head: Iterable[str] = (),
         frames: Mapping[str, Sequence[str]] | None = None,
+        cached: Iterable[str] = (),
     ) -> None:
         """`frames` gives a failing test's project frames (`file:line`, from its traceback and crash site):
-        the functions that hold them ran for its failure, and count as entered by it, recorded or not."""
+        the functions that hold them ran for its failure, and count as entered by it, recorded or not.
+        `cached` names the functions behind a caching decorator (`code_key`s), whose cached answers enter
+        nothing."""
         self.spectrum = spectrum
         self._held: dict[str, int | None] = {}  # site -> the function holding it (`_holding`)
         self._by_file: dict[str, list[int]] | None = None
@@ -287,6 +290,15 @@ class Localization:
         # test ran the change, though none entered it: it counts as run by each.
         known = len(spectrum.functions)
         self._before = frozenset(f for f in spectrum.collected if 0 <= f < known and self.changed[f])
+        # Changed code can run unrecorded: a changed function behind a cache answers from it without
+        # being entered (emoji's name lookup, cached by an earlier test's call), and a process a test
+        # starts runs whatever it imports (html2text's command-line tests). A failing test that entered no
+        # changed code counts as running the changed cached functions, and, if it started a process,
+        # every changed function: the only changes it can have met. Never a passing test.
+        behind = frozenset(cached)
+        changed = [index for index, yes in enumerate(self.changed) if yes and self._blamable[index]]
+        self._unseen = frozenset(index for index in changed if spectrum.functions[index].key in behind)
+        self._unseen_by_process = frozenset(changed)
         self._tests = tuple(self._completed(trace, frames or {}) for trace in spectrum.tests)
         self._traces = {trace.node_id: trace for trace in self._tests}
         self._last = last_digests
@@ -299,11 +311,15 @@ class Localization:
     def _completed(self, trace: Trace, frames: Mapping[str, Sequence[str]]) -> Trace:
         """A test's trace with what it ran without being recorded entering it: the changed import-time
         functions, which ran before every test; and, for a failing test, the functions its traceback
-        shows running when it failed. A failure re-raised from a class's set-up that failed in an earlier
-        test enters nothing again, and would be evidence against the very function it raised in."""
+        shows running when it failed, and, if it entered no changed code, the changed code it may have
+        run unrecorded (behind a cache, in a process it started). A failure re-raised from a class's
+        set-up that failed in an earlier test enters nothing again, and would be evidence against the
+        very function it raised in."""
         shown = frames.get(trace.node_id, ()) if trace.outcome == "failed" else ()
         running = {index for frame in shown if (index := self._holding(frame)) is not None}
         extra = (self._before | running).difference(trace.functions)
+        if trace.outcome == "failed" and not any(self.changed[f] for f in (*trace.functions, *extra)):
+            extra |= self._unseen_by_process if trace.started_process else self._unseen
         if not extra:
             return trace
         return trace.model_copy(update={"functions": tuple(sorted(extra.union(trace.functions)))})

@@ -26,10 +26,10 @@ FakeTestRunner(tests=(), *, root=None, plugins=())
         (Python < 3.12) repeats it; `outcomes` (["failed", "passed"]): its outcome in successive
         runs, the last repeated: a flip on the agent's re-run, a fix, a regression;
         `starts_process`: it runs code in a subprocess, unrecorded: never suspect flaky
-    .trace(node_id, *functions), .define(function, lines), .change(*functions), .run_at_import(*functions)
-        the functions a test runs; where one is ("10-11"); an edit, from the moment it is made,
-        as in a working tree: every later run meets the new code; those run as tests are collected
-        (module-level code). With none scripted, `localization.reason` says how to script them
+    .trace(node_id, *functions), .define(function, lines), .change(*functions), .run_at_import(*functions),
+    .cache(*functions)   the functions a test runs; where one is ("10-11"); an edit, from then on, as in a
+        working tree; those run as tests are collected (module-level code); those behind a cache, which
+        a test the cache answers does not enter. None scripted: `localization.reason` says how to script them
     .fail_with(kind, message=None, *, node_id=None, signal=None, line=None, on=None, times=None)
         a timeout, crash or collection error scoped to a test or module fires whenever it is
         selected, until cleared; unscoped, on the next call

@@ -3,8 +3,8 @@
 The format is versioned JSON. Version 3: `{"format": "pytest-mcp-recording", "version": 3,
 "tests": [ScriptedTest, ...], "collection_errors": [{"node_id", "message", "traceback"}, ...],
 "functions": {"shop/price.py::gross_price": {"lines": "4-9", "changed": true}, ...}}` (`"at_import":
-true` for one that runs as the tests are collected), a test's `runs` naming the functions it runs
-(what a second pass records). Version 2 had no `functions`.
+true` for one that runs as the tests are collected, `"cached": true` for one behind a cache), a
+test's `runs` naming the functions it runs (what a second pass records). Version 2 had no `functions`.
 Paths are relative to the project's root, and wherever a text named the root itself (an
 ImportError's module path, a fixture error's file), it says `<root>`, which a replay fills in with
 its own root. Versions 1 (`root` given, no collection errors) and 2 are still read.

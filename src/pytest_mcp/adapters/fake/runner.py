@@ -135,8 +135,8 @@ class FakeTestRunner(TestRunner):
 
         The values take the keyword arguments of `script()` (`runs`, `flaky` included). `functions`
         are `{"shop/price.py::gross_price": {"lines": "4-9", "changed": True}}`: `define` and `change`
-        for functions the tests run (`"at_import": True`: `run_at_import`). Raises ScriptError naming the
-        node id (or function) and field of every problem.
+        for functions the tests run (`"at_import": True`: `run_at_import`; `"cached": True`: `cache`).
+        Raises ScriptError naming the node id (or function) and field of every problem.
         """
         runner = cls(tests_from_dict(script), root=root)
         if functions is not None:
@@ -323,6 +323,14 @@ class FakeTestRunner(TestRunner):
         before every test: changed, they are the culprits of failures whose tests enter no changed code.
         Returns the runner."""
         self._code.run_at_import(functions)
+        return self
+
+    def cache(self, *functions: str) -> Self:
+        """Project functions behind a caching decorator (`functools.lru_cache`, `cache`, ...), as a real
+        run reads them from the source: a test the cache answers enters nothing, so script it without them
+        in `runs`. Changed, they are the culprits of failures whose tests enter no changed code. Each must
+        be one a scripted test runs. Returns the runner."""
+        self._code.cache(functions, self.tests)
         return self
 
     def change(self, *functions: str) -> Self:

@@ -74,12 +74,13 @@ def checked_lines(value: object) -> tuple[int, int]:
 
 class ScriptedCode:
     """The project's functions as scripted: each one's line range, how often it was edited since git's HEAD,
-    and those that run as the tests are collected (a module's import-time code)."""
+    those that run as the tests are collected (a module's import-time code), and those behind a cache."""
 
     def __init__(self) -> None:
         self.lines: dict[str, tuple[int, int]] = {}
         self.edits: dict[str, int] = {}
         self.at_import: dict[str, None] = {}
+        self.cached: dict[str, None] = {}
 
     def run_at_import(self, functions: Sequence[object]) -> None:
         for index, function in enumerate(functions):
@@ -101,11 +102,16 @@ class ScriptedCode:
         for key in keys:
             self.edits[key] = self.edits.get(key, 0) + 1
 
+    def cache(self, functions: Sequence[object], tests: Iterable[ScriptedTest]) -> None:
+        tests = list(tests)
+        for index, function in enumerate(functions):
+            self.cached[self._known(function, f"functions[{index}]", tests)] = None
+
     def document(self) -> dict[str, dict[str, Any]]:
-        """`{key: {"lines": "12-19", "changed": true, "at_import": true}}` for each defined, changed or
-        import-time function, as scripts and recordings hold them."""
+        """`{key: {"lines": "12-19", "changed": true, "at_import": true, "cached": true}}` for each defined,
+        changed, import-time or cached function, as scripts and recordings hold them."""
         entries: dict[str, dict[str, Any]] = {}
-        for key in dict.fromkeys([*self.lines, *self.edits, *self.at_import]):
+        for key in dict.fromkeys([*self.lines, *self.edits, *self.at_import, *self.cached]):
             entry: dict[str, Any] = {}
             if key in self.lines:
                 first, last = self.lines[key]
@@ -114,6 +120,8 @@ class ScriptedCode:
                 entry["changed"] = True
             if key in self.at_import:
                 entry["at_import"] = True
+            if key in self.cached:
+                entry["cached"] = True
             entries[key] = entry
         return entries
 
@@ -126,16 +134,22 @@ class ScriptedCode:
         for key, fields in document.items():
             place = f"{where}[{key!r}]"
             if not isinstance(fields, Mapping):
-                problems.append(f"{place}: must be a mapping with 'lines', 'changed' and 'at_import', not {fields!r}")
+                problems.append(
+                    f"{place}: must be a mapping with 'lines', 'changed', 'at_import' and 'cached', not {fields!r}"
+                )
                 continue
-            unknown = sorted(set(fields) - {"lines", "changed", "at_import"})
+            unknown = sorted(set(fields) - {"lines", "changed", "at_import", "cached"})
             if unknown:
-                problems.append(f"{place}.{unknown[0]}: unknown field; the fields are lines, changed, at_import")
+                problems.append(
+                    f"{place}.{unknown[0]}: unknown field; the fields are lines, changed, at_import, cached"
+                )
                 continue
-            at_import = fields.get("at_import", False)
-            if not isinstance(at_import, bool):
-                problems.append(f"{place}.at_import: must be true or false, not {at_import!r}")
+            flags = {name: fields.get(name, False) for name in ("at_import", "cached")}
+            wrong = [name for name, flag in flags.items() if not isinstance(flag, bool)]
+            if wrong:
+                problems.append(f"{place}.{wrong[0]}: must be true or false, not {flags[wrong[0]]!r}")
                 continue
+            at_import = flags["at_import"]
             try:
                 if at_import:
                     self.run_at_import([key])
@@ -150,6 +164,8 @@ class ScriptedCode:
                 continue
             if lines is not None:
                 self.lines[function] = lines
+            if flags["cached"]:
+                self.cached[function] = None
             if changed:
                 self.edits[function] = self.edits.get(function, 0) + 1
         if problems:
@@ -206,7 +222,8 @@ class ScriptedCode:
         digests = {key: self.digest(key) for key in known if key.split("::", 1)[0] in wanted}
         own = [function_of(test.node_id) for test in ran if not _is_doctest(test.node_id)]
         digests.update((key, self.digest(key)) for key in own)
-        return CodeState(digests=digests, files=(*files, *dict.fromkeys(test.file for test in ran)))
+        cached = tuple(key for key in self.cached if key in digests)
+        return CodeState(digests=digests, files=(*files, *dict.fromkeys(test.file for test in ran)), cached=cached)
 
 
 def _digest(key: str, edits: int) -> str:
