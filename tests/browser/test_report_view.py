@@ -572,3 +572,31 @@ def title_of(group: dict[str, Any]) -> str:
         group["representative"]["outcome"], "fails"
     )
     return f"1 test {verb}: {group['representative']['node_id']}"
+
+
+async def test_a_cause_with_many_ways_to_fail_counts_the_rarer_ones(page: ReportPage, tmp_path: Path) -> None:
+    """A cause lists its six most common ways of failing; the view counts the rest, as the answer does."""
+    runner = FakeTestRunner(root=tmp_path)
+    parse = "shop/parse.py::parse_price"
+    for way in range(8):
+        for n in range(8 - way):
+            runner.script(
+                f"tests/test_w{way}.py::test_{n}",
+                "failed",
+                message=f"ValueError: bad field {'abcdefgh'[way]}",
+                crash=f"shop/h{way}.py:3",
+                runs=[parse],
+            )
+    runner.script("tests/test_ok.py::test_ok", runs=["shop/other.py::helper"])
+    runner.define(parse, "3-9").change(parse)
+    async with connect(runner) as client:
+        result = await show(page, client, "execute_tests", {})
+    (group,) = (result.structured_content or {})["groups"]
+    assert (len(group["symptoms"]), group["omitted_symptoms"]) == (6, 2)
+    page.open_groups()
+    rows = page.in_view(
+        "return [...document.querySelectorAll('#groups .symptom')].map((r) => [...r.cells].map((c) => c.textContent))"
+    )
+    assert [row[0] for row in rows] == ["8", "7", "6", "5", "4", "3", "3"]  # the last: two ways, 2 and 1 tests
+    assert rows[-1][1:] == ["\u2026", "2 rarer ways to fail, in the members"]
+    assert "Symptoms: 8 ways to fail, by where" in page.texts("#groups h3")

@@ -378,7 +378,10 @@ async def test_one_cause_under_a_dozen_symptoms_is_one_group_of_one_line_each_wi
     [cause] = result["groups"]
     assert cause["culprit"]["function"] == "parse_price"
     assert cause["count"] == 40
-    assert len(cause["symptoms"]) == 10, "at most ten symptoms, one line each; the title counts every site"
+    assert len(cause["symptoms"]) == 6, "at most six symptoms, one line each; the title counts every site"
+    assert cause["omitted_symptoms"] == 7, "the rarer ways are counted"
+    assert sum(symptom["count"] for symptom in cause["symptoms"]) == 4 + 5 * 3
+    assert "    ... 7 rarer ways, 21 tests: the group's members page them\n" in called.content[0].text  # type: ignore[union-attr]
     assert "at 13 sites" in cause["title"]
     assert len(json.dumps(cause)) <= 4096
     assert len(called.content[0].text) <= 4096  # type: ignore[union-attr]

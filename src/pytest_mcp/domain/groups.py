@@ -211,9 +211,10 @@ def _group(
     listed, compressed = compress_node_ids(names) if compress else (tuple(dict.fromkeys(names)), "")
     culprit = causes.get(group_id)
     symptoms: tuple[Symptom, ...] = ()
+    ways = 0
     if len(parts) > 1 and culprit is not None:
         group_id = "g" + hashlib.sha256(key.encode()).hexdigest()[:10]
-        symptoms = _symptoms(parts)
+        symptoms, ways = _symptoms(parts)
     if len(members) == 1 and compress:
         return FailureGroup(
             id=group_id,
@@ -239,18 +240,22 @@ def _group(
         compressed=compressed,
         culprit=culprit,
         symptoms=symptoms,
+        omitted_symptoms=ways - len(symptoms),
         since=since(members) if since is not None else None,
         blocked=first_members[0].blocked,
     )
 
 
-MAX_SYMPTOMS = 10
-"""A cause lists at most this many ways of failing, most first; its title counts them all."""
+MAX_SYMPTOMS = 6
+"""A cause lists at most this many ways of failing, most first, and counts the rest; its title counts
+every site. pyflakes' cause failed one harness assertion with eight lists of messages, three of
+them once each: 2 KB of its 6.4 KB answer."""
 
 
-def _symptoms(parts: list[tuple[str, Signature, list[ReportedTest]]]) -> tuple[Symptom, ...]:
+def _symptoms(parts: list[tuple[str, Signature, list[ReportedTest]]]) -> tuple[tuple[Symptom, ...], int]:
     """The cause's signatures by exception and message, each with its count and its first site: the
-    same check failing in twenty files is one symptom at twenty sites."""
+    same check failing in twenty files is one symptom at twenty sites. The MAX_SYMPTOMS most common,
+    and how many ways of failing there are."""
     found: dict[tuple[str | None, str], Symptom] = {}
     for _, signature, members in parts:
         key = (signature.exception, signature.message)
@@ -262,7 +267,7 @@ def _symptoms(parts: list[tuple[str, Signature, list[ReportedTest]]]) -> tuple[S
         else:
             found[key] = known.model_copy(update={"count": known.count + len(members), "sites": known.sites + 1})
     ranked = sorted(found.values(), key=lambda symptom: -symptom.count)[:MAX_SYMPTOMS]
-    return tuple(symptom.model_copy(update={"message": _head(symptom.message)}) for symptom in ranked)
+    return tuple(symptom.model_copy(update={"message": _head(symptom.message)}) for symptom in ranked), len(found)
 
 
 SYMPTOM_HEAD = 64

@@ -351,7 +351,14 @@ class FailureGroup(_Value):
         None, description="The function these failures most likely come from; null when the evidence is weak."
     )
     symptoms: tuple[Symptom, ...] = Field(
-        (), description="A cause's ways of failing, by assertion site, most first; empty for a single signature."
+        (),
+        description="A cause's ways of failing, by assertion site, most first, at most 6; empty for a single "
+        "signature.",
+    )
+    omitted_symptoms: int = Field(
+        0,
+        description="A cause's rarer ways of failing that `symptoms` leaves out; get_test_run with this group's id "
+        "pages through every member.",
     )
     since: Since | None = Field(None, description="Whether its tests newly fail, were already failing, or are flaky.")
     blocked: str | None = Field(

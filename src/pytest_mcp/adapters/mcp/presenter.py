@@ -90,6 +90,9 @@ def _render_group(group: FailureGroup, run_id: str | None = None) -> list[str]:
     if group.symptoms:
         lines.append("  symptoms:")
         lines += [f"    {_symptom(symptom)}" for symptom in group.symptoms]
+        if group.omitted_symptoms:
+            left = group.count - sum(symptom.count for symptom in group.symptoms)
+            lines.append(f"    ... {group.omitted_symptoms} rarer ways, {left} tests: the group's members page them")
     return lines + [f"  {line}" for line in report]
 
 
