@@ -256,7 +256,8 @@ async def test_one_raise_met_in_a_class_set_up_and_in_calls_is_one_cause_with_ev
 
 async def test_two_messages_raised_at_one_line_of_the_cause_keep_their_groups(tmp_path: Path) -> None:
     """The same line raising for two reasons is two failures of the cause's own: each keeps its group
-    (set-up or call), both naming the cause. Only the same raise, message and all, is one."""
+    (set-up or call), both naming the cause, and its wrong values keep theirs. Only the same raise,
+    message and all, is one."""
     runner = FakeTestRunner()
     site = "lex/lexer.py:20"
     for name in ("a", "b"):
@@ -272,6 +273,8 @@ async def test_two_messages_raised_at_one_line_of_the_cause_keep_their_groups(tm
         runner.script(
             f"tests/test_py.py::test_{name}", "failed", "lex.errors.LexError: unexpected end", crash=site, runs=[WRAP]
         )
+    for name in ("e", "f", "g"):  # and a wrong value, which sits under neither way of raising
+        runner.script(f"tests/test_quote.py::test_{name}", "failed", "assert 'a' == 'b'", runs=[WRAP])
     for n in range(40):
         runner.script(f"tests/test_ok.py::test_{n}", runs=[WRAP])
     runner.define(WRAP, "10-30")
@@ -279,7 +282,7 @@ async def test_two_messages_raised_at_one_line_of_the_cause_keep_their_groups(tm
     async with connect(runner, root=tmp_path) as client:
         answer = await run(client)
 
-    assert sorted(group["count"] for group in answer["groups"]) == [2, 2]
+    assert sorted(group["count"] for group in answer["groups"]) == [2, 2, 3]
     assert {group["culprit"]["function"] for group in answer["groups"]} == {"Lexer.wrap"}
 
 
