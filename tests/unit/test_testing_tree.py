@@ -254,24 +254,27 @@ async def test_one_raise_met_in_a_class_set_up_and_in_calls_is_one_cause_with_ev
     assert answer["groups"][0]["culprit"]["function"] == "Lexer.wrap"
 
 
-async def test_two_messages_raised_at_one_line_of_the_cause_keep_their_groups(tmp_path: Path) -> None:
-    """The same line raising for two reasons is two failures of the cause's own: each keeps its group
-    (set-up or call), both naming the cause, and its wrong values keep theirs. Only the same raise,
-    message and all, is one."""
+async def test_two_lines_raising_in_the_cause_keep_their_groups(tmp_path: Path) -> None:
+    """A cause raising at two of its lines fails in two ways of its own: each keeps its group (set-up or
+    call), both naming the cause, and its wrong values keep theirs. Only one raise (a line and an
+    exception) is one."""
     runner = FakeTestRunner()
-    site = "lex/lexer.py:20"
     for name in ("a", "b"):
         runner.script(
             f"tests/test_py.py::test_{name}",
             "error",
             "lex.errors.LexError: bad literal",
             phase="setup",
-            crash=site,
+            crash="lex/lexer.py:20",
             runs=[WRAP],
         )
     for name in ("c", "d"):
         runner.script(
-            f"tests/test_py.py::test_{name}", "failed", "lex.errors.LexError: unexpected end", crash=site, runs=[WRAP]
+            f"tests/test_py.py::test_{name}",
+            "failed",
+            "lex.errors.LexError: unexpected end",
+            crash="lex/lexer.py:24",
+            runs=[WRAP],
         )
     for name in ("e", "f", "g"):  # and a wrong value, which sits under neither way of raising
         runner.script(f"tests/test_quote.py::test_{name}", "failed", "assert 'a' == 'b'", runs=[WRAP])
@@ -284,6 +287,35 @@ async def test_two_messages_raised_at_one_line_of_the_cause_keep_their_groups(tm
 
     assert sorted(group["count"] for group in answer["groups"]) == [2, 2, 3]
     assert {group["culprit"]["function"] for group in answer["groups"]} == {"Lexer.wrap"}
+
+
+async def test_one_raise_whose_message_tells_its_input_is_one_way_to_fail(tmp_path: Path) -> None:
+    """cssselect: the broken attribute parser raises at one line, its message naming the token it
+    choked on. Messages that differ only in what they quote are still one raise: one cause, one group,
+    a symptom line per message, beside the wrong values it causes."""
+    runner = FakeTestRunner()
+    tokens = {"a": "'4'", "b": "'4'", "c": "'4'", "d": "'''", "e": "''\"''"}  # as its tokens print themselves
+    for name, token in tokens.items():
+        runner.script(
+            f"tests/test_select.py::test_{name}",
+            "failed",
+            f"lex.errors.SelectorSyntaxError: Expected string or ident, got <STRING {token} at 5>",
+            crash="lex/lexer.py:20",
+            runs=[WRAP],
+        )
+    for name in ("f", "g"):
+        runner.script(f"tests/test_quote.py::test_{name}", "failed", "assert 'a' == 'b'", runs=[WRAP])
+    for n in range(40):
+        runner.script(f"tests/test_ok.py::test_{n}", runs=[WRAP] if n < 4 else ["lex/other.py::helper"])
+    runner.define(WRAP, "10-30")
+
+    async with connect(runner, root=tmp_path) as client:
+        answer = await run(client)
+
+    (group,) = answer["groups"]
+    assert (group["count"], group["culprit"]["function"]) == (7, "Lexer.wrap")
+    assert sum(symptom["count"] for symptom in group["symptoms"]) == 7
+    assert len(group["symptoms"]) >= 2
 
 
 async def test_the_one_way_a_cause_raises_sits_under_it_with_its_wrong_values(tmp_path: Path) -> None:

@@ -175,12 +175,13 @@ def _read(
     # One cause, one answer: every symptom whose failures one cause of the run explains, with no
     # rival, sits under it, a wrong value asserted in the tests and an exception raised on the way
     # alike, and so does the one exception the culprit raises itself. A culprit that raises in two
-    # ways (two lines, two exceptions or two messages) may hold two failures of its own: each way
-    # keeps an entry, which joins only the same raise met elsewhere (in a test's set-up and in a
-    # test's call), and the cause's other symptoms sit under neither.
+    # ways (at two lines, or two exceptions) may hold two failures of its own: each way keeps an
+    # entry, which joins only the same raise met elsewhere (in a test's set-up and in a test's
+    # call), and the cause's other symptoms sit under neither. Messages do not part a raise: one
+    # raise quotes what it choked on, and quoted input is not always normalized alike.
     kinds = {signature.id: signature for signature in map(signature_of, reports)}
     raised = {
-        group_id: (kinds[group_id].crash, kinds[group_id].exception, kinds[group_id].message)
+        group_id: (kinds[group_id].crash, kinds[group_id].exception)
         for group_id, culprit in causes.items()
         if group_id in kinds and _raised_in(kinds[group_id].crash, culprit)
     }
