@@ -219,9 +219,33 @@ def test_a_causes_other_symptoms_give_their_messages_head_its_representative_the
     heads = {symptom.crash: symptom.message for symptom in group.symptoms}
     assert heads["tests/test_a.py:9"] == "assert <n> == <n>"
     assert len(heads["tests/test_a.py:5"]) == 64
-    assert heads["tests/test_a.py:5"].startswith("AssertionError: Lists differ: [<str>, <str>,")
+    assert heads["tests/test_a.py:5"].startswith("Lists differ: [<str>, <str>,")  # its exception is a field
     assert heads["tests/test_a.py:5"].endswith("…")
     assert group.representative.message == long  # the representative's is whole
+
+
+def test_a_symptoms_head_leaves_out_the_exception_it_names_so_the_message_fits() -> None:
+    # cssselect: "cssselect.parser.SelectorSyntaxError: " took 38 of the head's 64 characters, and the
+    # three symptoms of one raise read alike, cut before what told them apart.
+    qualified = "cssselect.parser.SelectorSyntaxError: Expected string or ident, got <STRING '4' at 5>"
+    reports = [
+        report("tests/test_a.py::test_q", qualified, crash="pkg/a.py:1", exception="SelectorSyntaxError"),
+        report("tests/test_a.py::test_v", "ValueError: bad field", crash="pkg/a.py:2", exception="ValueError"),
+        report("tests/test_a.py::test_a", "assert 1 == 2", crash="tests/test_a.py:9", exception="AssertionError"),
+        report("tests/test_a.py::test_o", "pkg.OtherError: no", crash="pkg/a.py:3", exception="SelectorSyntaxError"),
+    ]
+    causes = {signature_of(test).id: CULPRIT for test in reports}
+
+    (group,) = failure_groups(reports, causes, merge={group_id: cause_key(CULPRIT) for group_id in causes})
+
+    heads = {symptom.crash: (symptom.exception, symptom.message) for symptom in group.symptoms}
+    assert heads == {
+        "pkg/a.py:1": ("SelectorSyntaxError", "Expected string or ident, got <STRING <str> at <n>>"),
+        "pkg/a.py:2": ("ValueError", "bad field"),
+        "tests/test_a.py:9": ("AssertionError", "assert <n> == <n>"),
+        "pkg/a.py:3": ("SelectorSyntaxError", "pkg.OtherError: no"),  # another exception's name is the message's
+    }
+    assert group.representative.message == qualified  # the representative's is whole
 
 
 def test_a_kept_runs_group_lists_its_first_members_within_120_characters_and_counts_the_rest() -> None:

@@ -267,14 +267,21 @@ def _symptoms(parts: list[tuple[str, Signature, list[ReportedTest]]]) -> tuple[t
         else:
             found[key] = known.model_copy(update={"count": known.count + len(members), "sites": known.sites + 1})
     ranked = sorted(found.values(), key=lambda symptom: -symptom.count)[:MAX_SYMPTOMS]
-    return tuple(symptom.model_copy(update={"message": _head(symptom.message)}) for symptom in ranked), len(found)
+    heads = (symptom.model_copy(update={"message": _head(symptom.message, symptom.exception)}) for symptom in ranked)
+    return tuple(heads), len(found)
 
 
 SYMPTOM_HEAD = 64
 """A symptom's message is its head: its group's representative shows one in full."""
 
 
-def _head(message: str) -> str:
+def _head(message: str, exception: str | None) -> str:
+    """The message's first SYMPTOM_HEAD characters, less a leading `package.module.Exception: `
+    that names the symptom's `exception` again: the head is for what tells one symptom from another."""
+    if exception:
+        name, colon, rest = message.partition(": ")
+        if colon and (name == exception or name.endswith(f".{exception}")):
+            message = rest
     return message if len(message) <= SYMPTOM_HEAD else message[: SYMPTOM_HEAD - 1] + "…"
 
 

@@ -263,8 +263,8 @@ class Symptom(_Value):
     count: int
     exception: str | None
     message: str = Field(
-        description="The head of the masked first line, as a group's `message`: at most 64 characters, the last "
-        "an ellipsis when cut."
+        description="The head of the masked first line, as a group's `message`, less a leading name of "
+        "`exception` (`pkg.errors.ParseError: `): at most 64 characters, the last an ellipsis when cut."
     )
     crash: str | None = Field(description="Its first assertion site, file:line.")
     sites: int = Field(1, description="Assertion sites that fail with this message (the same check in many files).")
