@@ -325,7 +325,9 @@ async def test_no_hostile_report_executes_script_and_each_shows_as_text(
         symptoms = answer["groups"][0]["symptoms"]
         assert len(symptoms) == 4  # eight signatures at two sites: four payload messages, each at both sites
         assert {symptom["sites"] for symptom in symptoms} == {2}
-        assert page.texts("#groups .symptom .message") == [symptom["message"] for symptom in symptoms]
+        # The view names each symptom's exception before its message, whose head leaves it out.
+        shown = [f"{symptom['exception']}: {symptom['message']}" for symptom in symptoms]
+        assert page.texts("#groups .symptom .message") == shown
         # A group lists its first members and get_test_run pages the others (issue 41): every payload's
         # node id shows as text, in the answer's view or in its group's page of member ids.
         for group in answer["groups"]:
