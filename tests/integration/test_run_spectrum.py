@@ -493,3 +493,81 @@ async def test_failures_that_met_a_change_unrecorded_name_the_changed_function(t
     culprit = broken["culprits"][0]
     assert (culprit["function"], culprit["failing"], culprit["changed"]) == ("rate_of", 2, True), text
     assert {group["culprit"]["function"] for group in broken["groups"]} == {"rate_of"}
+
+
+VERSION = """\
+def parse(text):
+    number, _, pre = text.partition("-")
+    return tuple(int(part) for part in number.split(".")), pre
+
+
+def compare(a, b):
+    (numbers_a, pre_a), (numbers_b, pre_b) = parse(a), parse(b)
+    if numbers_a != numbers_b:
+        return -1 if numbers_a < numbers_b else 1
+    if not pre_a or not pre_b:
+        return (not pre_a) - (not pre_b)
+    return -1 if pre_a > pre_b else (1 if pre_a < pre_b else 0)
+
+
+def newest(versions):
+    best = versions[0]
+    for version in versions[1:]:
+        if compare(version, best) > 0:
+            best = version
+    return best
+"""
+VERSION_TESTS = """\
+import pytest
+
+from shop.version import compare, newest
+
+
+@pytest.mark.parametrize(
+    "a, b, want",
+    [
+        ("1.0", "2.0", -1),
+        ("2.0", "1.0", 1),
+        ("1.2", "1.2", 0),
+        ("1.0-a", "1.0", -1),
+        ("1.0", "1.0-a", 1),
+        ("3.1", "3.2", -1),
+    ],
+)
+def test_compare(a, b, want):
+    assert compare(a, b) == want
+
+
+def test_newest():
+    assert newest(["1.0", "2.0", "1.5"]) == "2.0"
+
+
+@pytest.mark.parametrize("versions, want", [(["1.0-a", "1.0-b"], "1.0-b"), (["1.0-c", "1.0-b"], "1.0-c")])
+def test_newest_prerelease(versions, want):
+    assert newest(versions) == want
+"""
+
+
+async def test_the_failures_alone_name_the_function_by_the_line_only_they_ran(tmp_path: Path, python312: Path) -> None:
+    """`compare` swaps its pre-releases' order: every passing test enters it, none runs its last line. By their
+    functions' entries, `newest`, which one passing test runs, would be the likelier cause; by their lines, the
+    line only the failing tests ran names `compare`."""
+    root = shop(tmp_path / "project", files=0)
+    (root / "shop" / "version.py").write_text(VERSION)
+    (root / "tests" / "test_version.py").write_text(VERSION_TESTS)
+
+    async with connect(root=root, python=python312) as client:
+        answer, text = await run(client)
+
+    assert answer["summary"]["failed"] == 2
+    top = answer["culprits"][0]
+    assert (top["function"], top["failing"], top["failing_total"], top["passing"], top["score"]) == (
+        "compare",
+        2,
+        2,
+        0,
+        1.0,
+    )
+    assert len(answer["groups"]) == 1
+    assert top["line"] == 12  # its last line, which swaps the pre-releases' order
+    assert "likely cause: shop/version.py::compare (lines 6-12), line 12: run by both failing" in text, text

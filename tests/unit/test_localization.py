@@ -1005,3 +1005,75 @@ def test_thousands_of_frames_are_looked_up_once_a_site_among_the_functions_of_th
     assert len(verdicts) == 20
     assert all(len(trace.functions) > 2 for trace in localization._tests[:500]), "the frames' functions counted"
     assert seconds < 3.0, f"{seconds:.1f} s"
+
+
+VERSIONS = (
+    CodeFunction(
+        file="semver/version.py",
+        name="compare",
+        first=10,
+        last=20,
+        passing=7,
+        passing_lines=((11, 7), (12, 5), (14, 2), (19, 2)),
+    ),
+    CodeFunction(
+        file="semver/version.py", name="sort_versions", first=30, last=32, passing=1, passing_lines=((31, 1), (32, 1))
+    ),
+)
+COMPARE, SORT = range(2)
+
+
+def versions_spectrum(*, lines: bool = True) -> Spectrum:
+    """Seven passing tests enter `compare`; the two failing ones run its line 20, which none of them ran, through
+    `sort_versions`, which only one passing test enters."""
+    ran = ((COMPARE, 11), (COMPARE, 12), (COMPARE, 14), (COMPARE, 20), (SORT, 31), (SORT, 32))
+    failing = tuple(
+        Trace(
+            node_id=f"tests/test_sort.py::test_pre[{i}]",
+            outcome="failed",
+            functions=(COMPARE, SORT),
+            lines=ran if lines else (),
+        )
+        for i in range(2)
+    )
+    functions = VERSIONS if lines else tuple(f.model_copy(update={"passing_lines": ()}) for f in VERSIONS)
+    return Spectrum(
+        functions=functions, tests=failing, passing_total=8, test_modules=("tests/test_sort.py",), in_run=True
+    )
+
+
+def test_a_function_most_passing_tests_enter_is_named_by_the_line_only_the_failing_tests_ran() -> None:
+    groups = {"g": [f"tests/test_sort.py::test_pre[{i}]" for i in range(2)]}
+    by_function = Localization(versions_spectrum(lines=False), {})
+    # Without lines, the sorter that one passing test entered outscores the comparison seven entered.
+    assert by_function.culprit(by_function.verdicts(groups)["g"].ranked[0]).function == "sort_versions"
+
+    localization = Localization(versions_spectrum(), {})
+    verdict = localization.verdicts(groups)["g"]
+
+    top = localization.culprit(verdict.ranked[0])
+    assert (top.function, top.line, top.failing, top.passing, top.passing_total, top.score) == (
+        "compare",
+        20,
+        2,
+        0,
+        8,
+        1.0,
+    )
+    assert top.where == "semver/version.py::compare (lines 10-20), line 20"
+    assert verdict.strong
+    # The sorter is as suspicious as its most telling line, which the passing test ran too.
+    second = localization.culprit(verdict.ranked[1])
+    assert (second.function, second.passing, second.score) == ("sort_versions", 1, 0.82)
+
+
+def test_a_line_counts_only_for_a_function_the_failing_test_was_recorded_entering() -> None:
+    """A line of a function pytest itself called for a failing test (a repr explaining its assertion) is no
+    evidence: the function is not among those the test entered, and its lines are not read."""
+    spectrum = versions_spectrum()
+    failing = tuple(trace.model_copy(update={"functions": (SORT,)}) for trace in spectrum.tests)
+    localization = Localization(spectrum.model_copy(update={"tests": failing}), {})
+
+    verdict = localization.verdicts({"g": [trace.node_id for trace in failing]})["g"]
+
+    assert [localization.culprit(r).function for r in verdict.ranked] == ["sort_versions"]

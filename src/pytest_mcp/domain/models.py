@@ -202,6 +202,11 @@ class Culprit(_Value):
     file: str = Field(description="Relative to the root.")
     function: str = Field(description="Its qualified name, e.g. `Cart.total`.")
     lines: str = Field(description="Its line range, e.g. `12-19`.")
+    line: int | None = Field(
+        None,
+        description="Its most telling line, where the run recorded the lines its tests ran (Python 3.12 and later): "
+        "the one whose run goes most with failing. `score`, `failing` and `passing` are then that line's.",
+    )
     score: float = Field(description="Ochiai's coefficient, 0 to 1: how closely running it goes with failing.")
     failing: int = Field(description="Failing tests (repeated) that ran it.")
     failing_total: int = Field(description="Failing tests repeated.")
@@ -228,7 +233,9 @@ class Culprit(_Value):
 
     @property
     def where(self) -> str:
-        return f"{self.file}::{self.function} (lines {self.lines})"
+        """`shop/version.py::compare (lines 6-12), line 12`: its most telling line last, where one is known."""
+        line = f", line {self.line}" if self.line is not None else ""
+        return f"{self.file}::{self.function} (lines {self.lines}){line}"
 
     def evidence(self) -> str:
         """`run by all 235 failing tests and 9 % of the passing ones; changed since the last run`."""

@@ -105,6 +105,7 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
     keys: dict[tuple[str, str, int], int] = {}
     merged: list[CodeFunction] = []
     passing: dict[int, int] = {}
+    passing_lines: dict[int, dict[int, int]] = {}  # function -> line -> passing tests that ran it
     traces: list[Trace] = []
     collected: set[int] = set()
     modules: set[str] = set()
@@ -130,12 +131,17 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
                 elif kind == protocol.SPECTRUM_TEST:
                     trace = Trace.model_validate(event)
                     ids = tuple(sorted({local[f] for f in trace.functions if f in local}))
-                    traces.append(trace.model_copy(update={"functions": ids}))
+                    lines = tuple(sorted({(local[f], line) for f, line in trace.lines if f in local}))
+                    traces.append(trace.model_copy(update={"functions": ids, "lines": lines}))
                 elif kind == protocol.SPECTRUM_PASSING:
                     passing_total += int(event["total"])
                     for index, count in event["counts"]:
                         if int(index) in local:
                             passing[local[int(index)]] = passing.get(local[int(index)], 0) + int(count)
+                    for index, line, count in event.get("lines", ()):
+                        if int(index) in local:
+                            of = passing_lines.setdefault(local[int(index)], {})
+                            of[int(line)] = of.get(int(line), 0) + int(count)
                 elif kind == protocol.SPECTRUM_COLLECTED:
                     collected.update(local[int(f)] for f in event["functions"] if int(f) in local)
                 elif kind == protocol.SPECTRUM_MODULES:
@@ -152,7 +158,11 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
     if not recorder:
         return RunRecording(None, tuple(sorted(imported)), tuple(passed))
     functions = tuple(
-        function.model_copy(update={"passing": passing[index]}) if index in passing else function
+        function.model_copy(
+            update={"passing": passing[index], "passing_lines": tuple(sorted(passing_lines.get(index, {}).items()))}
+        )
+        if index in passing
+        else function
         for index, function in enumerate(merged)
     )
     spectrum = Spectrum(

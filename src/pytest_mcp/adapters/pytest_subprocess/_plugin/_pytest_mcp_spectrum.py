@@ -262,11 +262,13 @@ class _MonitoringRecorder:
 
 
 class _LocalMonitoringRecorder(_MonitoringRecorder):
-    """A run's own recording (3.12+): PY_START armed as local events on the project's own code objects
-    only, so that pytest's functions never fire; modules imported later are armed as they appear.
-    Between tests nothing is recorded. Each function's event is turned off once it fired, and as the
-    next test starts only those are armed again, one by one: `restart_events()` would re-instrument
-    every code object the interpreter runs next, pytest's included, at every test."""
+    """A run's own recording (3.12+): PY_START and LINE armed as local events on the project's own code
+    objects only, so that pytest's functions never fire; modules imported later are armed as they
+    appear. Between tests nothing is recorded. Each event is turned off once it fired (a function's
+    start, each of its lines), and as the next test starts only the code objects whose events fired
+    are armed again, one by one: `restart_events()` would re-instrument every code object the
+    interpreter runs next, pytest's included, at every test. A test so costs one event per distinct
+    function and one per distinct line of the project that it runs."""
 
     def __init__(self, functions):
         super().__init__(functions)
@@ -276,7 +278,10 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
         # a test, and arming them would cost an instrumented code object and an event every test.
         self.tests = set()
         self.active = False
-        self.disabled = []  # the code objects whose event fired since the last test started
+        self.disabled = {}  # id(code) -> code: the code objects whose events fired since the last test started
+        self.lines = set()  # (id(code), line) of the test under way
+        self.events = sys.monitoring.events.PY_START | sys.monitoring.events.LINE
+        sys.monitoring.register_callback(self.tool, sys.monitoring.events.LINE, self._line)
 
     def _arm(self):
         if len(sys.modules) == self.modules:
@@ -291,7 +296,7 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
                 continue
             for code in _codes(module, filename):
                 if id(code) not in self.tests:
-                    sys.monitoring.set_local_events(self.tool, code, sys.monitoring.events.PY_START)
+                    sys.monitoring.set_local_events(self.tool, code, self.events)
 
     def _entered(self, code, offset):
         if self.active:
@@ -299,24 +304,41 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
                 return None  # the test function, a fixture, a failure's repr: wait for a call of the test's own
             found = self.functions.id_of(code)
             if found is None:
-                return sys.monitoring.DISABLE  # a lambda's or a comprehension's: never recorded, never armed again
+                # A lambda's or a generator expression's: never recorded, nor its lines, never armed again.
+                sys.monitoring.set_local_events(self.tool, code, 0)
+                return sys.monitoring.DISABLE
             self.seen.add(found)
-        self.disabled.append(code)
+        self.disabled[id(code)] = code
+        return sys.monitoring.DISABLE
+
+    def _line(self, code, line):
+        if self.active:
+            self.lines.add((id(code), line))
+        self.disabled[id(code)] = code
         return sys.monitoring.DISABLE
 
     def start(self):
         self.seen = set()
+        self.lines = set()
         self._arm()
         self.active = True
         monitoring = sys.monitoring
-        for code in self.disabled:  # setting the same events again is no change: off, then on
+        for code in self.disabled.values():  # setting the same events again is no change: off, then on
             monitoring.set_local_events(self.tool, code, 0)
-            monitoring.set_local_events(self.tool, code, monitoring.events.PY_START)
-        self.disabled = []
+            monitoring.set_local_events(self.tool, code, self.events)
+        self.disabled = {}
 
     def stop(self):
+        """The functions the test entered, and the lines it ran of them: (function id, line) pairs. A line of a
+        function it was not recorded entering (one pytest called for it, to explain a failure) is left out."""
         self.active = False
-        return self.seen
+        ids, seen = self.functions.ids, self.seen
+        lines = {(ids.get(code), line) for code, line in self.lines}
+        return seen, {pair for pair in lines if pair[0] in seen}
+
+    def release(self):
+        sys.monitoring.register_callback(self.tool, sys.monitoring.events.LINE, None)
+        super().release()
 
 
 _CACHED = type(functools.lru_cache(maxsize=None)(len))
@@ -522,6 +544,7 @@ class RunSpectrum:
         self.outcome = None
         self.passing = 0
         self.counts = {}  # function id -> passing tests that entered it
+        self.line_counts = {}  # (function id, line) -> passing tests that ran it
         # The node id of each passing test, hashed into its passed_key once, at the end, where the keys
         # are written: what tells a suspect flaky failure next time.
         self.passed = []
@@ -553,7 +576,8 @@ class RunSpectrum:
         self._collected()  # a run that ended before its test loop
         if self.recorder is not None:
             self.recorder.release()
-        self.emit(protocol.SPECTRUM_PASSING, total=self.passing, counts=sorted(self.counts.items()))
+        lines = sorted((function, line, count) for (function, line), count in self.line_counts.items())
+        self.emit(protocol.SPECTRUM_PASSING, total=self.passing, counts=sorted(self.counts.items()), lines=lines)
         self.emit(protocol.SPECTRUM_IMPORTED, files=self._imported())
         self.emit(protocol.SPECTRUM_PASSED, keys=protocol.passed_keys(self.passed))
         self.emit(protocol.SPECTRUM_END, recorder=self.recorder.name if self.recorder is not None else "")
@@ -595,7 +619,7 @@ class RunSpectrum:
             if self.outcome == "passed":
                 self.passed.append(nodeid)
             return
-        functions = self.recorder.stop()
+        functions, lines = self.recorder.stop()
         started = self.processes.started()
         if self.outcome == "passed":
             self.passed.append(nodeid)
@@ -603,9 +627,19 @@ class RunSpectrum:
             counts = self.counts
             for function in functions:
                 counts[function] = counts.get(function, 0) + 1
+            counts = self.line_counts
+            for pair in lines:
+                counts[pair] = counts.get(pair, 0) + 1
         elif self.outcome == "failed":
             more = {"started_process": True} if started else {}
-            self.emit(protocol.SPECTRUM_TEST, node_id=nodeid, outcome="failed", functions=sorted(functions), **more)
+            self.emit(
+                protocol.SPECTRUM_TEST,
+                node_id=nodeid,
+                outcome="failed",
+                functions=sorted(functions),
+                lines=sorted(lines),
+                **more,
+            )
 
     def pytest_runtest_logreport(self, report):
         if report.outcome == "passed" and not hasattr(report, "wasxfail"):
