@@ -430,3 +430,52 @@ async def test_failures_of_tests_through_a_process_name_the_changed_function(tmp
     assert [(c["function"], c["failing"], c["changed"]) for c in broken["culprits"]] == [("numbering", 4, True)]
     (group,) = broken["groups"]
     assert group["count"] == 4
+
+
+COMPARE = "shop/version.py::compare"
+NEWEST = "shop/version.py::newest"
+
+
+def versions(*, lines: bool) -> FakeTestRunner:
+    """tests/integration/test_run_spectrum.py's version project as the fake plays it: `compare` swaps two
+    pre-releases' order in its line 12, which only the two failing tests run; every passing test enters it."""
+
+    def ran(function: str, *numbers: int) -> list[str]:
+        return [f"{function}:{number}" for number in numbers] if lines else [function]
+
+    runner = FakeTestRunner()
+    for case in range(6):  # three of them compare equal numbers, and so run lines 10 and 11
+        compared = (7, 8, 10, 11) if case in (2, 3, 4) else (7, 8, 9)
+        runner.script(f"tests/test_version.py::test_compare[{case}]", runs=ran(COMPARE, *compared))
+    runner.script("tests/test_version.py::test_newest", runs=[*ran(NEWEST, 16, 17), *ran(COMPARE, 7, 8, 9)])
+    for case in range(2):
+        runner.script(
+            f"tests/test_version.py::test_newest_prerelease[{case}]",
+            "failed",
+            message="AssertionError: assert '1.0-a' == '1.0-b'",
+            runs=[*ran(NEWEST, 16, 17), *ran(COMPARE, 7, 8, 10, 12)],
+        )
+    return runner.define(COMPARE, "6-12").define(NEWEST, "15-20")
+
+
+async def test_the_fake_ranks_a_function_by_its_most_telling_line_as_a_real_run_does() -> None:
+    """The same facts as the real run's (tests/integration/test_run_spectrum.py), the same culprit: `compare`,
+    its line 12, run by both failing tests and no passing one. Scripted without lines, the sorter wins."""
+    async with connect(versions(lines=True), root=Path.cwd()) as client:
+        answer = await run(client)
+    top = answer["culprits"][0]
+    assert (top["function"], top["line"], top["failing"], top["passing"], top["score"]) == ("compare", 12, 2, 0, 1.0)
+
+    async with connect(versions(lines=False), root=Path.cwd()) as client:
+        answer = await run(client)
+    assert answer["culprits"][0]["function"] == "newest"
+    assert "line" not in answer["culprits"][0]
+
+
+def test_a_line_in_runs_must_be_a_function_key_and_a_line_from_1() -> None:
+    runner = FakeTestRunner()
+    with pytest.raises(ScriptError, match=r"runs: \[0\] 'shop/version.py::compare:0' is not a function's key"):
+        runner.script("tests/test_version.py::test_a", runs=[f"{COMPARE}:0"])
+    runner.script("tests/test_version.py::test_a", runs=[f"{COMPARE}:7", f"{COMPARE}:8"])
+    assert runner.tests[0].functions == (COMPARE,)
+    assert runner.tests[0].lines == ((COMPARE, 7), (COMPARE, 8))

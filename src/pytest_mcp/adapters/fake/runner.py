@@ -28,9 +28,9 @@ from pytest_mcp.adapters.fake.script import (
     LeftRunning,
     ScriptedTest,
     ScriptError,
-    checked_function,
     checked_plugins,
     checked_root,
+    checked_run,
     checked_tests,
     scripted,
     tests_from_dict,
@@ -200,8 +200,11 @@ class FakeTestRunner(TestRunner):
         made of it: scripted with the site a real run reports, a failure gets the real run's id.
 
         `runs` are the project functions the test runs, each `file::qualified name`
-        (`["shop/price.py::gross_price", "shop/cart.py::Cart.total"]`): what a second pass records
-        for it, from which the server names culprits. A failing test that is `flaky` passes when that
+        (`["shop/price.py::gross_price", "shop/cart.py::Cart.total"]`): what the run records for it
+        (a second pass, before Python 3.12), from which the server names culprits. An entry may name
+        one of the function's lines the test runs too (`"shop/price.py::gross_price:4"`, one entry a
+        line): on Python 3.12 and later a run records them, and a function is ranked by its most
+        telling line. A failing test that is `flaky` passes when that
         pass repeats it, and its group counts it as flaky. One that `starts_process` (a CLI's test
         through a subprocess) ran code the recording cannot see: it is never called suspect flaky.
 
@@ -296,14 +299,15 @@ class FakeTestRunner(TestRunner):
         return self
 
     def trace(self, node_id: str, *functions: str) -> Self:
-        """The project functions the scripted test `node_id` runs (none: it runs none), replacing its `runs`:
-        for tests that came from `from_dict` or a recording. Returns the runner."""
+        """The project functions the scripted test `node_id` runs (none: it runs none), each with one of its
+        lines or not (`shop/price.py::gross_price:4`), replacing its `runs`: for tests that came from
+        `from_dict` or a recording. Returns the runner."""
         test = self._tests.get(node_id) if isinstance(node_id, str) else None
         if test is None:
             raise ScriptError(f"node_id: {node_id!r} is not a scripted test")
         for index, function in enumerate(functions):
             try:
-                checked_function(function)
+                checked_run(function)
             except ValueError as exc:
                 raise ScriptError(f"functions[{index}]: {exc}") from None
         # Validated anew, not copied: a copy would keep what the old test cached (its `plays`, with the old runs).

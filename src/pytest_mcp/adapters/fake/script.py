@@ -56,9 +56,11 @@ class ScriptedTest(BaseModel):
     fixture's); without it, the test's own `line`. A failure group's id is made of it (ADR 0014),
     so script the line a real run names to get the real run's group id.
     `runs` are the project functions the test runs (`shop/price.py::gross_price`), what the run
-    records for it (or a second pass, before Python 3.12); a failing test that is `flaky` passes when
-    that pass repeats it. One that `starts_process` (a CLI's test through a subprocess) ran code no
-    record shows: it is never suspect flaky.
+    records for it (or a second pass, before Python 3.12), each with one of the lines it runs or not
+    (`shop/price.py::gross_price:4`, as a run on Python 3.12 and later records the lines of the
+    functions a test enters: a function is as suspicious as its most telling line); a failing test
+    that is `flaky` passes when that pass repeats it. One that `starts_process` (a CLI's test through a
+    subprocess) ran code no record shows: it is never suspect flaky.
     `outcomes` is a sequence played over successive runs of the test, one a run, the last one
     repeated (`("failed", "passed")`: a failure that passes when the agent runs it again); `outcome`
     is then its first. The other fields hold for every outcome they fit (a message for a failure,
@@ -132,6 +134,17 @@ class ScriptedTest(BaseModel):
     @classmethod
     def _function_keys(cls, value: Any) -> Any:
         return checked_functions(value)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The keys of the functions it runs, once each, whether `runs` names their lines or not."""
+        return tuple(dict.fromkeys(checked_run(entry)[0] for entry in self.runs))
+
+    @property
+    def lines(self) -> tuple[tuple[str, int], ...]:
+        """The (function key, line) pairs `runs` names: what a run on Python 3.12 and later records."""
+        pairs = (checked_run(entry) for entry in self.runs)
+        return tuple((key, line) for key, line in pairs if line is not None)
 
     @field_validator("flaky")
     @classmethod
@@ -266,15 +279,28 @@ def checked_function(value: object) -> str:
     return value
 
 
+_LINE = re.compile(r"(?P<key>.+\.py::[^:]+):(?P<line>[1-9][0-9]*)")
+
+
+def checked_run(value: object) -> tuple[str, int | None]:
+    """One of `runs`: a function's key, or a key and one of its lines the test runs (`shop/price.py::gross:4`),
+    as (key, line or None); ValueError saying why not."""
+    found = _LINE.fullmatch(value) if isinstance(value, str) else None
+    if found is None:
+        return checked_function(value), None
+    return checked_function(found["key"]), int(found["line"])
+
+
 def checked_functions(value: Any) -> Any:
-    """`runs`: a list of function keys (a string alone is refused: it is one key, not a list)."""
+    """`runs`: a list of function keys, each with one of its lines or not (a string alone is refused: it is
+    one key, not a list)."""
     if isinstance(value, str):
         raise ValueError(f"must be a list of function keys, not the string {value!r}; write [{value!r}]")
     if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
         value = tuple(value)
         for index, key in enumerate(value):
             try:
-                checked_function(key)
+                checked_run(key)
             except ValueError as exc:
                 raise ValueError(f"[{index}] {exc}") from None
         return tuple(dict.fromkeys(value))

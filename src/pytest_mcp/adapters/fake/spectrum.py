@@ -178,7 +178,7 @@ class ScriptedCode:
             key = checked_function(function)
         except ValueError as exc:
             raise ScriptError(f"{where}: {exc}") from None
-        if key not in self.at_import and not any(key in test.runs for test in tests):
+        if key not in self.at_import and not any(key in test.functions for test in tests):
             raise ScriptError(
                 f"{where}: no scripted test runs {key!r}; script the tests that do first, with runs=[{key!r}], "
                 "or say that it runs at import (run_at_import)"
@@ -212,11 +212,11 @@ class ScriptedCode:
         that ran, as a real run digests its test modules too."""
         ran = list(ran)
         test_modules = {test.file for test in ran}
-        entered = [*(key for test in ran for key in test.runs), *(self.at_import if ran else ())]
+        entered = [*(key for test in ran for key in test.functions), *(self.at_import if ran else ())]
         imported = dict.fromkeys(key.split("::", 1)[0] for key in entered)
         files = tuple(file for file in imported if not is_test_code(file, test_modules))
         known = dict.fromkeys(
-            [*(key for test in scripted for key in test.runs), *self.lines, *self.edits, *self.at_import]
+            [*(key for test in scripted for key in test.functions), *self.lines, *self.edits, *self.at_import]
         )
         wanted = set(files)
         digests = {key: self.digest(key) for key in known if key.split("::", 1)[0] in wanted}
@@ -265,23 +265,39 @@ def in_run(ran: Sequence[ScriptedTest], code: ScriptedCode, recorder: Recorder) 
     functions: dict[str, int] = {key: index for index, key in enumerate(code.at_import)}
     traces: list[Trace] = []
     passing: dict[int, int] = {}
+    passing_lines: dict[int, dict[int, int]] = {}
     passing_total = 0
     for test in ran:
-        ids = tuple(sorted({functions.setdefault(key, len(functions)) for key in test.runs}))
+        ids = tuple(sorted({functions.setdefault(key, len(functions)) for key in test.functions}))
+        lines = tuple(sorted({(functions[key], line) for key, line in test.lines}))
         kind = _IN_RUN[test.outcome]
         if kind == "failed":
             traces.append(
-                Trace(node_id=test.node_id, outcome="failed", functions=ids, started_process=test.starts_process)
+                Trace(
+                    node_id=test.node_id,
+                    outcome="failed",
+                    functions=ids,
+                    lines=lines,
+                    started_process=test.starts_process,
+                )
             )
         elif kind == "passed":
             passing_total += 1
             for index in ids:
                 passing[index] = passing.get(index, 0) + 1
+            for index, line in lines:
+                of = passing_lines.setdefault(index, {})
+                of[line] = of.get(line, 0) + 1
     test_modules = tuple(sorted({test.file for test in ran if not _is_doctest(test.node_id)}))
     head = bool(traces)
     return Spectrum(
         functions=tuple(
-            code.function(key, test_modules, head=head).model_copy(update={"passing": passing.get(index, 0)})
+            code.function(key, test_modules, head=head).model_copy(
+                update={
+                    "passing": passing.get(index, 0),
+                    "passing_lines": tuple(sorted(passing_lines.get(index, {}).items())),
+                }
+            )
             for key, index in functions.items()
         ),
         tests=tuple(traces),
@@ -341,7 +357,7 @@ def second_pass(
             break
         again = test.node_id in repeated
         outcome = ("passed" if test.flaky else "failed") if again else _TRACED[test.outcome]
-        ids = tuple(functions.setdefault(key, len(functions)) for key in test.runs)
+        ids = tuple(functions.setdefault(key, len(functions)) for key in test.functions)
         traces.append(
             Trace(
                 node_id=test.node_id,
