@@ -1077,3 +1077,42 @@ def test_a_line_counts_only_for_a_function_the_failing_test_was_recorded_enterin
     verdict = localization.verdicts({"g": [trace.node_id for trace in failing]})["g"]
 
     assert [localization.culprit(r).function for r in verdict.ranked] == ["sort_versions"]
+
+
+def test_a_changed_function_counts_for_every_failing_test_that_entered_it_whichever_lines_they_ran() -> None:
+    """The edit is the evidence: all four failures met the changed `message`, though only two ran the line that
+    tells most apart from the passing tests. Read by that line, it would explain two of them and leave the other
+    symptom without its cause."""
+    message = CodeFunction(
+        file="shop/errors.py",
+        name="message",
+        first=9,
+        last=12,
+        digest="new",
+        passing=20,
+        passing_lines=((10, 20),),
+    )
+    failing = tuple(
+        Trace(
+            node_id=f"tests/test_errors.py::test_{i}",
+            outcome="failed",
+            functions=(0,),
+            lines=((0, 10), (0, 12)) if i < 2 else ((0, 10),),
+        )
+        for i in range(4)
+    )
+    spectrum = Spectrum(functions=(message,), tests=failing, passing_total=20, in_run=True)
+    localization = Localization(spectrum, {"shop/errors.py::message": "old"})
+
+    verdicts = localization.verdicts({"a": [t.node_id for t in failing[:2]], "b": [t.node_id for t in failing[2:]]})
+
+    for verdict in verdicts.values():
+        assert verdict.cause is not None
+        cause = localization.culprit(verdict.cause)
+        assert (cause.function, cause.changed_since, cause.failing, cause.passing, cause.line) == (
+            "message",
+            "run",
+            4,
+            20,
+            None,
+        )

@@ -310,8 +310,9 @@ class Localization:
         self._unseen = frozenset(index for index in changed if spectrum.functions[index].key in behind)
         self._unseen_by_process = frozenset(changed)
         self._tests = tuple(self._completed(trace, frames or {}) for trace in spectrum.tests)
-        # What the ranking reads: each function as its most telling line, where the run recorded lines.
-        self._told = most_telling_lines(spectrum)
+        # What the ranking reads: each function as its most telling line, where the run recorded lines; but a
+        # changed function as a whole: every failing test that entered it met the change, whichever lines it ran.
+        self._told = {f: told for f, told in most_telling_lines(spectrum).items() if not self.changed[f]}
         ranked_on = (self._completed(_by_line(trace, self._told), frames or {}) for trace in spectrum.tests)
         self._traces = {trace.node_id: trace for trace in ranked_on}
         self._last = last_digests
