@@ -98,14 +98,58 @@ class RunRecording:
 _PASSED_KEY = re.compile(r"[0-9a-f]{16}")
 
 
+MAX_LINES = 1_000_000
+"""(function, line) pairs read of a run's failing tests, at most: past it the ranking reads functions (ADR 0020).
+A mass failure of a large suite, every test running thousands of lines, would otherwise hold millions."""
+
+
+@dataclass
+class _Lines:
+    """The lines of a run's processes, read whole or not at all (`whole`)."""
+
+    failing: dict[str, tuple[tuple[int, int], ...]]  # node id -> (merged function, line) pairs
+    passing: dict[int, dict[int, int]]  # merged function -> line -> passing tests that ran it
+    whole: bool = True
+    pairs: int = 0
+
+    def read(self, path: Path, local: dict[int, int], max_bytes: int) -> None:
+        """One process's lines file (`protocol.SPECTRUM_LINES_PREFIX`): all of it, ended, within the bounds,
+        or `whole` turns false, and no line of the run is used."""
+        ended = False
+        try:
+            for event in _events(path, max_bytes):
+                kind = event.get(protocol.EVENT)
+                if kind == protocol.SPECTRUM_TEST:
+                    pairs = tuple(sorted({(local[int(f)], int(line)) for f, line in event["lines"] if int(f) in local}))
+                    self.failing[str(event["node_id"])] = pairs
+                    self.pairs += len(pairs)
+                elif kind == protocol.SPECTRUM_PASSING:
+                    for index, line, count in event["lines"]:
+                        if int(index) in local:
+                            of = self.passing.setdefault(local[int(index)], {})
+                            of[int(line)] = of.get(int(line), 0) + int(count)
+                elif kind == protocol.SPECTRUM_END:
+                    ended = True
+                if self.pairs > MAX_LINES:
+                    break
+        except FileNotFoundError:
+            pass
+        except (KeyError, TypeError, ValueError):
+            _log.warning("spectrum_lines_unreadable", file=path.name)
+            ended = False
+        self.whole = self.whole and ended and self.pairs <= MAX_LINES
+
+
 def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
     """The spectrum files of a run's processes (one, or one per pytest-xdist worker), merged: functions
     by file, name and first line, the failing tests' sets, the passing tests' counts summed, the
-    functions entered before the first test in any of them."""
+    functions entered before the first test in any of them; and their lines, where every process's
+    lines file was read whole (within `max_bytes` of its own and MAX_LINES pairs)."""
     keys: dict[tuple[str, str, int], int] = {}
     merged: list[CodeFunction] = []
     passing: dict[int, int] = {}
-    passing_lines: dict[int, dict[int, int]] = {}  # function -> line -> passing tests that ran it
+    lines = _Lines({}, {})
+    lines_budget = max_bytes
     traces: list[Trace] = []
     collected: set[int] = set()
     modules: set[str] = set()
@@ -131,17 +175,12 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
                 elif kind == protocol.SPECTRUM_TEST:
                     trace = Trace.model_validate(event)
                     ids = tuple(sorted({local[f] for f in trace.functions if f in local}))
-                    lines = tuple(sorted({(local[f], line) for f, line in trace.lines if f in local}))
-                    traces.append(trace.model_copy(update={"functions": ids, "lines": lines}))
+                    traces.append(trace.model_copy(update={"functions": ids}))
                 elif kind == protocol.SPECTRUM_PASSING:
                     passing_total += int(event["total"])
                     for index, count in event["counts"]:
                         if int(index) in local:
                             passing[local[int(index)]] = passing.get(local[int(index)], 0) + int(count)
-                    for index, line, count in event.get("lines", ()):
-                        if int(index) in local:
-                            of = passing_lines.setdefault(local[int(index)], {})
-                            of[int(line)] = of.get(int(line), 0) + int(count)
                 elif kind == protocol.SPECTRUM_COLLECTED:
                     collected.update(local[int(f)] for f in event["functions"] if int(f) in local)
                 elif kind == protocol.SPECTRUM_MODULES:
@@ -155,11 +194,22 @@ def read_run_spectrum(directory: Path, max_bytes: int) -> RunRecording:
             except (ValidationError, KeyError, TypeError, ValueError):
                 _log.warning("spectrum_event_unreadable", kind=str(kind)[:20])
         budget -= path.lstat().st_size
+        worker = path.name.removeprefix(protocol.SPECTRUM_RUN_PREFIX)
+        lines_path = path.with_name(f"{protocol.SPECTRUM_LINES_PREFIX}{worker}")
+        lines.read(lines_path, local, lines_budget)
+        lines_budget -= lines_path.lstat().st_size if lines.whole else 0
     if not recorder:
         return RunRecording(None, tuple(sorted(imported)), tuple(passed))
+    if not lines.whole:
+        _log.info("spectrum_lines_left_out", pairs=lines.pairs)
+        lines = _Lines({}, {}, whole=False)
+    traces = [
+        trace.model_copy(update={"lines": lines.failing[trace.node_id]}) if trace.node_id in lines.failing else trace
+        for trace in traces
+    ]
     functions = tuple(
         function.model_copy(
-            update={"passing": passing[index], "passing_lines": tuple(sorted(passing_lines.get(index, {}).items()))}
+            update={"passing": passing[index], "passing_lines": tuple(sorted(lines.passing.get(index, {}).items()))}
         )
         if index in passing
         else function

@@ -66,13 +66,17 @@ OPTION_SPECTRUM_FILES_ONLY = "--pytest-mcp-spectrum-files-only"
 """With OPTION_SPECTRUM_RUN: record the imported files and the passing tests only, not what the tests
 entered (--localize 0)."""
 SPECTRUM_RUN_PREFIX = "spectrum-"
+SPECTRUM_LINES_PREFIX = "lines-"
+"""A run's lines (3.12+), beside each process's spectrum file, in a file of its own, `lines-<worker>.jsonl`:
+a failing test's events (SPECTRUM_TEST: node_id, lines [[function id, line], ...], the lines it ran of the
+functions it entered), the passing tests' (SPECTRUM_PASSING: lines [[function id, line, tests], ...]), then
+SPECTRUM_END. Read whole or not at all: the ranking then reads functions, and the spectrum file, whose
+events say which files changed, is never cut for lines."""
 SPECTRUM_FUNCTION = "fn"  # id, file, name, first, last: a project function, the first time it runs
-SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids], lines: [[id, line], ...]
-# (a run's failing test, 3.12+: the lines it ran of those functions), started_process: true if so
+SPECTRUM_TEST = "test"  # node_id, outcome (passed, failed, skipped), functions: [ids], started_process: true if so
 SPECTRUM_MODULES = "modules"  # modules: the files that hold the collected tests; recorder
 SPECTRUM_END = "end"  # ran, stopped (null, or why it stopped early), recorder
-SPECTRUM_PASSING = "passing"  # a run's own spectrum: total passing tests, counts [[function id, tests], ...],
-# lines [[function id, line, tests], ...]
+SPECTRUM_PASSING = "passing"  # a run's own spectrum: total passing tests, counts [[function id, tests], ...]
 SPECTRUM_COLLECTED = "collected"  # functions: [ids] the project functions entered before the first test
 SPECTRUM_IMPORTED = "imported"  # files: the project files (relative to the root) the process imported
 SPECTRUM_PASSED = "passed"  # keys: the tests that passed, each a passed_key (below); on every Python

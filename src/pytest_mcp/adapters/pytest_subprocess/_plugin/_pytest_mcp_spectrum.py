@@ -534,12 +534,13 @@ class RunSpectrum:
     pluggy two generators a test. They count only in the process that collected the tests: under
     pytest-xdist the controller is sent its workers' logstart and logfinish too."""
 
-    def __init__(self, config, path):
+    def __init__(self, config, path, lines_path):
         self.config = config
         self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
         self.functions = _Functions(str(config.rootpath), self.emit)
         recording = hasattr(sys, "monitoring") and not config.getoption(protocol.OPTION_SPECTRUM_FILES_ONLY)
         self.recorder = _LocalMonitoringRecorder(self.functions) if recording else None
+        self.lines = open(lines_path, "w", encoding="utf-8") if recording else None  # noqa: SIM115 - as self.file
         self.running = False  # whether this process collected the tests, and so runs them
         self.outcome = None
         self.passing = 0
@@ -554,6 +555,10 @@ class RunSpectrum:
     def emit(self, kind, **fields):
         fields[protocol.EVENT] = kind
         self.file.write(json.dumps(fields) + "\n")
+
+    def emit_lines(self, kind, **fields):
+        fields[protocol.EVENT] = kind
+        self.lines.write(json.dumps(fields, separators=(",", ":")) + "\n")
 
     def _collected(self):
         """The functions entered before the first test, written once, by the process that runs the tests."""
@@ -576,8 +581,12 @@ class RunSpectrum:
         self._collected()  # a run that ended before its test loop
         if self.recorder is not None:
             self.recorder.release()
-        lines = sorted((function, line, count) for (function, line), count in self.line_counts.items())
-        self.emit(protocol.SPECTRUM_PASSING, total=self.passing, counts=sorted(self.counts.items()), lines=lines)
+        self.emit(protocol.SPECTRUM_PASSING, total=self.passing, counts=sorted(self.counts.items()))
+        if self.lines is not None:
+            lines = sorted((function, line, count) for (function, line), count in self.line_counts.items())
+            self.emit_lines(protocol.SPECTRUM_PASSING, lines=lines)
+            self.emit_lines(protocol.SPECTRUM_END)
+            self.lines.close()
         self.emit(protocol.SPECTRUM_IMPORTED, files=self._imported())
         self.emit(protocol.SPECTRUM_PASSED, keys=protocol.passed_keys(self.passed))
         self.emit(protocol.SPECTRUM_END, recorder=self.recorder.name if self.recorder is not None else "")
@@ -632,14 +641,8 @@ class RunSpectrum:
                 counts[pair] = counts.get(pair, 0) + 1
         elif self.outcome == "failed":
             more = {"started_process": True} if started else {}
-            self.emit(
-                protocol.SPECTRUM_TEST,
-                node_id=nodeid,
-                outcome="failed",
-                functions=sorted(functions),
-                lines=sorted(lines),
-                **more,
-            )
+            self.emit(protocol.SPECTRUM_TEST, node_id=nodeid, outcome="failed", functions=sorted(functions), **more)
+            self.emit_lines(protocol.SPECTRUM_TEST, node_id=nodeid, lines=sorted(lines))
 
     def pytest_runtest_logreport(self, report):
         if report.outcome == "passed" and not hasattr(report, "wasxfail"):
@@ -676,7 +679,8 @@ def pytest_configure(config):
     if directory:
         worker = getattr(config, "workerinput", {}).get("workerid", "main")
         path = os.path.join(directory, "%s%s.jsonl" % (protocol.SPECTRUM_RUN_PREFIX, worker))
-        config.pluginmanager.register(RunSpectrum(config, path), "pytest-mcp-spectrum")
+        lines = os.path.join(directory, "%s%s.jsonl" % (protocol.SPECTRUM_LINES_PREFIX, worker))
+        config.pluginmanager.register(RunSpectrum(config, path, lines), "pytest-mcp-spectrum")
         _explain_quietly()
         return
     path = config.getoption(protocol.OPTION_SPECTRUM)
