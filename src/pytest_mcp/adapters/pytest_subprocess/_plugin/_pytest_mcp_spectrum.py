@@ -1,11 +1,13 @@
 """pytest-mcp's spectrum recorder, loaded into the target pytest with `-p _pytest_mcp_spectrum` (ADR 0020).
 
 In every run (`--pytest-mcp-spectrum-run DIR`), in each process that runs tests (each of
-pytest-xdist's workers), it records which of the project's functions each test entered, on Python
-3.12 and later: a set per failing test, a count per function for the passing ones (so that 100,000
-passing tests cost kilobytes), the functions entered before the first test (a module's import-time
-code, which ran before every test), and the project files the process imported (whose functions the
-server digests, on every Python). Before 3.12 it records only the files.
+pytest-xdist's workers), it records which of the project's functions each test entered, and which
+lines of them it ran, on Python 3.12 and later: a set per failing test, a count per function and per
+line for the passing ones (so that 100,000 passing tests cost kilobytes), the functions entered
+before the first test (a module's import-time code, which ran before every test), and the project
+files the process imported (whose functions the server digests, on every Python). The lines go to a
+file of their own (`lines-<worker>.jsonl`), which the server reads whole or not at all. Before 3.12
+it records only the files.
 
 In a second pass (`--pytest-mcp-spectrum FILE`), on interpreters where the run could not record,
 started only after a run with failures: it runs the failing tests again first, then at most a given
