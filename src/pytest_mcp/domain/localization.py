@@ -313,8 +313,10 @@ class Localization:
         # What the ranking reads: each function as its most telling line, where the run recorded lines; but a
         # changed function as a whole: every failing test that entered it met the change, whichever lines it ran.
         self._told = {f: told for f, told in most_telling_lines(spectrum).items() if not self.changed[f]}
-        ranked_on = (self._completed(_by_line(trace, self._told), frames or {}) for trace in spectrum.tests)
-        self._traces = {trace.node_id: trace for trace in ranked_on}
+        self._traces: dict[str, Trace] = {}
+        for trace, completed in zip(spectrum.tests, self._tests, strict=True):
+            read = _by_line(trace, self._told)
+            self._traces[trace.node_id] = completed if read is trace else self._completed(read, frames or {})
         self._last = last_digests
         # Known the same as an earlier run saw it: digested then and now, and equal.
         self._same = tuple(
