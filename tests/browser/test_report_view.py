@@ -602,3 +602,28 @@ async def test_a_cause_with_many_ways_to_fail_counts_the_rarer_ones(page: Report
     assert [row[0] for row in rows] == ["8", "7", "6", "5", "4", "3", "3"]  # the last: two ways, 2 and 1 tests
     assert rows[-1][1:] == ["\u2026", "2 rarer ways to fail, in the members"]
     assert "Symptoms: 8 ways to fail, by where" in page.texts("#groups h3")
+
+
+async def test_a_culprit_read_by_its_most_telling_line_names_the_line(page: ReportPage, tmp_path: Path) -> None:
+    """On Python 3.12 a run records the lines its tests run: `compare`, which every test enters, is named by
+    the line only the failing ones ran, and the view says which (the fake plays a run that records lines)."""
+    compare = "shop/version.py::compare"
+    runner = FakeTestRunner()
+    for case in range(3):
+        runner.script(f"tests/test_v.py::test_compare[{case}]", runs=[f"{compare}:7", f"{compare}:8"])
+    for case in range(2):
+        runner.script(
+            f"tests/test_v.py::test_pre[{case}]",
+            "failed",
+            message="assert 1 == -1",
+            runs=[f"{compare}:7", f"{compare}:12"],
+        )
+    runner.define(compare, "6-12")
+    async with connect(runner, root=tmp_path) as client:
+        await show(page, client, "execute_tests", {})
+    assert page.texts("#culprit-list .function") == [compare]
+    assert page.texts("#culprit-list .lines") == ["lines 6-12, line 12"]
+    assert page.texts("#culprit-list .culprit-evidence") == [
+        "run by both failing tests and 0 % of the 3 passing ones; score 1.00"
+    ]
+    page.screenshot("culprit-line")
