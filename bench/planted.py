@@ -1282,6 +1282,107 @@ HELD_OUT_8: tuple[Case, ...] = (
 )
 
 
+# A ninth held-out batch: six more suites, one bug each, one of each of the six kinds HELD_OUT has (in HELD_OUT_4's
+# order), chosen and planted blind (from each project's code and its tests' clean and planted counts on Python 3.12
+# only, never how the server ranks them), before any ranking change was made for them (`bench/causes.py
+# --held-out-9`).
+HELD_OUT_9: tuple[Case, ...] = (
+    Case(
+        "addict",
+        (
+            Plant(
+                "addict/addict.py",
+                "Dict.freeze",
+                "    def freeze(self, shouldFreeze=True):\n",
+                "    def freeze(self, shouldFreeze=False):\n",
+                WRONG_VALUE,
+                "a base class's method (the suite runs its tests on Dict and again on a subclass) defaults "
+                "`shouldFreeze` to False, not True: `freeze()` with no argument leaves the dict, and the dicts nested "
+                "in it, unfrozen, so a missing key or a new one no longer raises KeyError",
+            ),
+        ),
+        RealSuite("addict", "2.4.0", (P,)),
+    ),
+    Case(
+        "uritemplate",
+        (
+            Plant(
+                "uritemplate/variable.py",
+                "Operator._always_quote",
+                '        return quote(value, "")\n',
+                '        return quote(value, "/")\n',
+                WRONG_VALUE,
+                "a small private helper of the Operator enum quotes with '/' as a safe character, not none: a '/' in a "
+                "value expanded by any operator but + and # is no longer percent-encoded",
+            ),
+        ),
+        RealSuite("uritemplate", "4.2.0", (P,)),
+    ),
+    Case(
+        "jsonpatch",
+        (
+            Plant(
+                "jsonpatch.py",
+                "PatchOperation.set_part",
+                "        self.location = self.pointer.path\n",
+                "",
+                WRONG_VALUE,
+                "a method of a property-heavy class (PatchOperation: path, key and its setter; MoveOperation adds "
+                "from_path and from_key) changes a part of the pointer and the operation's 'path' member but no longer "
+                "`location`, so after `key` is set, what reads `location` sees the old path",
+            ),
+        ),
+        RealSuite("jsonpatch", "1.48", (P, "jsonpointer==3.12", "hypothesis==6.170.17", "simplejson==4.3.0")),
+    ),
+    Case(
+        "simpleeval",
+        (
+            Plant(
+                "simpleeval.py",
+                "SimpleEval._eval_name",
+                '        elif not hasattr(self.names, "__getitem__"):\n            raise InvalidExpression(\n',
+                '        elif hasattr(self.names, "__getitem__"):\n            raise InvalidExpression(\n',
+                RAISES,
+                "a name lookup's check that `names` cannot be indexed is inverted: a name missing from an ordinary "
+                "dict of names raises InvalidExpression ('... when no \"names\" defined for evaluator'), instead "
+                "of falling back to the functions or raising NameNotDefined",
+            ),
+        ),
+        RealSuite("simpleeval", "1.0.8", (P,)),
+    ),
+    Case(
+        "itsdangerous",
+        (
+            Plant(
+                "src/itsdangerous/encoding.py",
+                "base64_encode",
+                '    return base64.urlsafe_b64encode(string).rstrip(b"=")\n',
+                "    return base64.urlsafe_b64encode(string)\n",
+                WRONG_VALUE,
+                "a module-level converter behind the signatures, timestamps and URL-safe payloads of every token keeps "
+                "the base64 '=' padding it should strip, so tokens come out longer than they should",
+            ),
+        ),
+        RealSuite("itsdangerous", "2.2.0", (P, "freezegun==1.5.5"), source="src"),
+    ),
+    Case(
+        "parsimonious",
+        (
+            Plant(
+                "parsimonious/grammar.py",
+                "RuleVisitor.visit_regex",
+                "        flags = flags.text.upper()\n",
+                "        flags = flags.text.lower()\n",
+                WRONG_VALUE,
+                "a helper behind every grammar's regexes (the rule grammar's own included) lowercases the flags it "
+                "then looks for in upper case, so a regex's i, l, m, s, u, x and a flags are all ignored",
+            ),
+        ),
+        RealSuite("parsimonious", "0.11.0", (P, "regex==2026.11.19")),
+    ),
+)
+
+
 HELD_OUT_BATCHES: tuple[tuple[Case, ...], ...] = (
     HELD_OUT,
     HELD_OUT_2,
@@ -1291,5 +1392,6 @@ HELD_OUT_BATCHES: tuple[tuple[Case, ...], ...] = (
     HELD_OUT_6,
     HELD_OUT_7,
     HELD_OUT_8,
+    HELD_OUT_9,
 )
 """The held-out batches in the order they were built: `--held-out` picks the first, `--held-out-N` the Nth."""
