@@ -280,10 +280,18 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
         # a test, and arming them would cost an instrumented code object and an event every test.
         self.tests = set()
         self.active = False
-        self.disabled = {}  # id(code) -> code: the code objects whose events fired since the last test started
-        self.lines = set()  # (id(code), line) of the test under way
+        self.disabled = {}  # id(code) -> code: the code objects whose start fired since the last test started
+        self.armed = {}  # id(code) -> code: every code object armed, to arm again those whose lines fired
+        # (id(code), line) run since the last test started. The LINE callback is the hot path (an event per
+        # distinct line a test runs): it only adds to this set, which each test's start empties.
+        self.lines = set()
         self.events = sys.monitoring.events.PY_START | sys.monitoring.events.LINE
-        sys.monitoring.register_callback(self.tool, sys.monitoring.events.LINE, self._line)
+
+        def ran_line(code, line, add=self.lines.add, disable=sys.monitoring.DISABLE):
+            add((id(code), line))
+            return disable
+
+        sys.monitoring.register_callback(self.tool, sys.monitoring.events.LINE, ran_line)
 
     def _arm(self):
         if len(sys.modules) == self.modules:
@@ -298,6 +306,7 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
                 continue
             for code in _codes(module, filename):
                 if id(code) not in self.tests:
+                    self.armed[id(code)] = code
                     sys.monitoring.set_local_events(self.tool, code, self.events)
 
     def _entered(self, code, offset):
@@ -313,19 +322,17 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
         self.disabled[id(code)] = code
         return sys.monitoring.DISABLE
 
-    def _line(self, code, line):
-        if self.active:
-            self.lines.add((id(code), line))
-        self.disabled[id(code)] = code
-        return sys.monitoring.DISABLE
-
     def start(self):
         self.seen = set()
-        self.lines = set()
+        armed, touched = self.armed, self.disabled
+        for code, _line in self.lines:  # a line fired: its code object is armed again, as one whose start fired
+            if code not in touched and code in armed:
+                touched[code] = armed[code]
+        self.lines.clear()  # what ran between two tests is no test's
         self._arm()
         self.active = True
         monitoring = sys.monitoring
-        for code in self.disabled.values():  # setting the same events again is no change: off, then on
+        for code in touched.values():  # setting the same events again is no change: off, then on
             monitoring.set_local_events(self.tool, code, 0)
             monitoring.set_local_events(self.tool, code, self.events)
         self.disabled = {}
