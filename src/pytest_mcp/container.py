@@ -119,12 +119,19 @@ def _subprocess_runner(
     sandbox: BubblewrapSandbox | None,
     worker: Worker,
     localize: float,
+    localize_lines: str,
 ) -> SubprocessPytestRunner:
     from pytest_mcp.adapters.pytest_subprocess.runner import SubprocessPytestRunner
 
     # --localize 0: no culprits, so nothing for the run to record of what its tests entered.
     return SubprocessPytestRunner(
-        interpreter, root=root, resource_limits=limits, sandbox=sandbox, worker=worker, record=localize > 0
+        interpreter,
+        root=root,
+        resource_limits=limits,
+        sandbox=sandbox,
+        worker=worker,
+        record=localize > 0,
+        record_lines=localize_lines == "on",
     )
 
 
@@ -365,6 +372,7 @@ class Container(containers.DeclarativeContainer):
         sandbox=sandbox,
         worker=worker,
         localize=config.localize,
+        localize_lines=config.localize_lines,
     )
     fake_runner = providers.Singleton(_fake_runner)
     # Every process a call starts (runs, collections, environment probes) takes one of these.

@@ -571,3 +571,20 @@ async def test_the_failures_alone_name_the_function_by_the_line_only_they_ran(tm
     assert len(answer["groups"]) == 1
     assert top["line"] == 12  # its last line, which swaps the pre-releases' order
     assert "likely cause: shop/version.py::compare (lines 6-12), line 12: run by both failing" in text, text
+
+
+async def test_localize_lines_off_records_functions_only_and_names_no_line(
+    tmp_path: Path, python312: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--localize-lines off` (here its variable) trades the lines for a cheaper run: the same project is ranked by
+    its functions' entries, and `newest`, which one passing test runs, comes first, with no line named."""
+    monkeypatch.setenv("PYTEST_MCP_LOCALIZE_LINES", "off")
+    root = shop(tmp_path / "project", files=0)
+    (root / "shop" / "version.py").write_text(VERSION)
+    (root / "tests" / "test_version.py").write_text(VERSION_TESTS)
+
+    async with connect(root=root, python=python312) as client:
+        answer, _ = await run(client)
+
+    top = answer["culprits"][0]
+    assert (top["function"], top["failing"], top["passing"], "line" in top) == ("newest", 2, 1, False)

@@ -127,11 +127,14 @@ class SubprocessPytestRunner(TestRunner):
         sandbox: BubblewrapSandbox | None = None,
         worker: Worker | None = None,
         record: bool = True,
+        record_lines: bool = True,
     ) -> None:
         """`record`: whether a run records the functions its tests enter, where the interpreter can (3.12+);
-        which tests passed and which project files were imported are recorded always (ADR 0020)."""
+        `record_lines`, whether it records the lines they run of them too; which tests passed and which
+        project files were imported are recorded always (ADR 0020)."""
         self._interpreter = interpreter
         self._record = record
+        self._record_lines = record_lines
         self._worker = worker or ThreadWorker()
         self._process_threads = ThreadWorker(PROCESS_THREADS)
         self._sandbox = sandbox
@@ -156,6 +159,8 @@ class SubprocessPytestRunner(TestRunner):
         private_options.append(f"{protocol.OPTION_SPECTRUM_RUN}={_WORKDIR}/{_SPECTRUM_DIR}")
         if not self._record:
             private_options.append(protocol.OPTION_SPECTRUM_FILES_ONLY)
+        elif not self._record_lines:
+            private_options.append(protocol.OPTION_SPECTRUM_NO_LINES)
         if spec.progress and progress is not None:
             private_options.append(protocol.OPTION_PROGRESS)
         if spec.facts:

@@ -65,6 +65,8 @@ counts per function, and the project files the process imported."""
 OPTION_SPECTRUM_FILES_ONLY = "--pytest-mcp-spectrum-files-only"
 """With OPTION_SPECTRUM_RUN: record the imported files and the passing tests only, not what the tests
 entered (--localize 0)."""
+OPTION_SPECTRUM_NO_LINES = "--pytest-mcp-spectrum-no-lines"
+"""With OPTION_SPECTRUM_RUN: record the functions the tests enter, not the lines they run (--localize-lines off)."""
 SPECTRUM_RUN_PREFIX = "spectrum-"
 SPECTRUM_LINES_PREFIX = "lines-"
 """A run's lines (3.12+), beside each process's spectrum file, in a file of its own, `lines-<worker>.jsonl`:

@@ -97,6 +97,7 @@ def pytest_addoption(parser):
     group.addoption(protocol.OPTION_SPECTRUM_OTHERS, type=int, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_RUN, default=None, help="(internal)")
     group.addoption(protocol.OPTION_SPECTRUM_FILES_ONLY, action="store_true", default=False, help="(internal)")
+    group.addoption(protocol.OPTION_SPECTRUM_NO_LINES, action="store_true", default=False, help="(internal)")
 
 
 def _last_line(code):
@@ -272,7 +273,7 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
     interpreter runs next, pytest's included, at every test. A test so costs one event per distinct
     function and one per distinct line of the project that it runs."""
 
-    def __init__(self, functions):
+    def __init__(self, functions, lines=True):
         super().__init__(functions)
         self.modules = 0
         self.scanned = set()
@@ -285,13 +286,14 @@ class _LocalMonitoringRecorder(_MonitoringRecorder):
         # (id(code), line) run since the last test started. The LINE callback is the hot path (an event per
         # distinct line a test runs): it only adds to this set, which each test's start empties.
         self.lines = set()
-        self.events = sys.monitoring.events.PY_START | sys.monitoring.events.LINE
+        self.events = sys.monitoring.events.PY_START | (sys.monitoring.events.LINE if lines else 0)
 
         def ran_line(code, line, add=self.lines.add, disable=sys.monitoring.DISABLE):
             add((id(code), line))
             return disable
 
-        sys.monitoring.register_callback(self.tool, sys.monitoring.events.LINE, ran_line)
+        if lines:
+            sys.monitoring.register_callback(self.tool, sys.monitoring.events.LINE, ran_line)
 
     def _arm(self):
         if len(sys.modules) == self.modules:
@@ -548,8 +550,9 @@ class RunSpectrum:
         self.file = open(path, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 - closed in unconfigure
         self.functions = _Functions(str(config.rootpath), self.emit)
         recording = hasattr(sys, "monitoring") and not config.getoption(protocol.OPTION_SPECTRUM_FILES_ONLY)
-        self.recorder = _LocalMonitoringRecorder(self.functions) if recording else None
-        self.lines = open(lines_path, "w", encoding="utf-8") if recording else None  # noqa: SIM115 - as self.file
+        lines = recording and not config.getoption(protocol.OPTION_SPECTRUM_NO_LINES)
+        self.recorder = _LocalMonitoringRecorder(self.functions, lines) if recording else None
+        self.lines = open(lines_path, "w", encoding="utf-8") if lines else None  # noqa: SIM115 - as self.file
         self.running = False  # whether this process collected the tests, and so runs them
         self.outcome = None
         self.passing = 0
@@ -651,7 +654,8 @@ class RunSpectrum:
         elif self.outcome == "failed":
             more = {"started_process": True} if started else {}
             self.emit(protocol.SPECTRUM_TEST, node_id=nodeid, outcome="failed", functions=sorted(functions), **more)
-            self.emit_lines(protocol.SPECTRUM_TEST, node_id=nodeid, lines=sorted(lines))
+            if self.lines is not None:
+                self.emit_lines(protocol.SPECTRUM_TEST, node_id=nodeid, lines=sorted(lines))
 
     def pytest_runtest_logreport(self, report):
         if report.outcome == "passed" and not hasattr(report, "wasxfail"):
