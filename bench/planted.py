@@ -1383,6 +1383,111 @@ HELD_OUT_9: tuple[Case, ...] = (
 )
 
 
+# A tenth held-out batch: six more suites, one bug each, one of each of the six kinds HELD_OUT has (in HELD_OUT_4's
+# order), chosen and planted blind (from each project's code and its tests' clean and planted counts on Python 3.12
+# only, never how the server ranks them), before any ranking change was made for them (`bench/causes.py
+# --held-out-10`).
+HELD_OUT_10: tuple[Case, ...] = (
+    Case(
+        "ordered-set",
+        (
+            Plant(
+                "ordered_set/__init__.py",
+                "OrderedSet.discard",
+                "            del self.map[key]\n",
+                "",
+                WRONG_VALUE,
+                "a method of the set class loses the line that drops the discarded key from the index map: the key "
+                "stays in the map (so `in` still finds it) and the renumbering loop then shifts its own index too",
+            ),
+        ),
+        RealSuite("ordered-set", "4.1.0", (P,)),
+    ),
+    Case(
+        "pyhamcrest",
+        (
+            Plant(
+                "src/hamcrest/core/base_description.py",
+                "BaseDescription.append_list",
+                "            separate = True\n",
+                "",
+                WRONG_VALUE,
+                "the description helper behind every matcher that describes a list of values or matchers (all_of, "
+                "any_of, contains_exactly, has_items, the dict matchers...) never sets its `separate` flag, so the "
+                "items are run together with no separator between them",
+            ),
+        ),
+        RealSuite("pyhamcrest", "2.1.0", (P,), source="src"),
+    ),
+    Case(
+        "intervaltree",
+        (
+            Plant(
+                "intervaltree/interval.py",
+                "Interval.contains_point",
+                "        return self.begin <= p < self.end\n",
+                "        return self.begin <= p <= self.end\n",
+                WRONG_VALUE,
+                "an off-by-one in a method of the Interval namedtuple: its half-open range [begin, end) is tested as "
+                "closed, so the interval contains its own end point (and point overlaps, point queries and "
+                "point-interval distances that go through it count the end as inside)",
+            ),
+        ),
+        RealSuite("intervaltree", "3.2.1", (P, "sortedcontainers==2.4.0")),
+    ),
+    Case(
+        "boolean.py",
+        (
+            Plant(
+                "boolean/boolean.py",
+                "BooleanAlgebra.parse",
+                "                    if prev_token_type not in (TOKEN_NOT, TOKEN_AND, TOKEN_OR, TOKEN_LPAR):\n"
+                "                        raise ParseError(\n",
+                "                    if prev_token_type not in (TOKEN_NOT, TOKEN_AND, TOKEN_OR):\n"
+                "                        raise ParseError(\n",
+                RAISES,
+                "the parser's check of what may stand before an opening parenthesis leaves out another opening "
+                "parenthesis, so any expression with nested parentheses, '((a and b) or c)', raises ParseError "
+                "(PARSE_INVALID_NESTING)",
+            ),
+        ),
+        RealSuite("boolean.py", "5.0", (P,)),
+    ),
+    Case(
+        "configobj",
+        (
+            Plant(
+                "src/configobj/validate.py",
+                "is_boolean",
+                "            return bool_dict[value.lower()]\n",
+                "            return bool_dict[value]\n",
+                WRONG_VALUE,
+                "a module-level check of the validator (the 'boolean' check a configspec names) looks a string up "
+                "without lowercasing it, so 'True', 'Yes' or 'ON' are no longer booleans: validating them fails "
+                "(the check's VdtTypeError is caught by validate, which reports the value False) and they are not "
+                "converted",
+            ),
+        ),
+        RealSuite("configobj", "5.0.9", (P,)),
+    ),
+    Case(
+        "bracex",
+        (
+            Plant(
+                "bracex/__init__.py",
+                "ExpandBrace.get_int_range",
+                "            r = range(first, last - 1, -inc)\n\n        return self.format_values(",
+                "            r = range(first, last, -inc)\n\n        return self.format_values(",
+                WRONG_VALUE,
+                "an off-by-one in the integer sequence expander's descending branch: the range stops one short, so "
+                "'{5..1}' expands to 5 4 3 2 and a one-step countdown loses its last number",
+            ),
+        ),
+        RealSuite("bracex", "3.2.2", (P,)),
+    ),
+)
+
+
 HELD_OUT_BATCHES: tuple[tuple[Case, ...], ...] = (
     HELD_OUT,
     HELD_OUT_2,
@@ -1393,5 +1498,6 @@ HELD_OUT_BATCHES: tuple[tuple[Case, ...], ...] = (
     HELD_OUT_7,
     HELD_OUT_8,
     HELD_OUT_9,
+    HELD_OUT_10,
 )
 """The held-out batches in the order they were built: `--held-out` picks the first, `--held-out-N` the Nth."""
