@@ -103,6 +103,13 @@ def test_vat():
 """
 LINES = {GROSS: "1-2", NET: "5-6", RATES_INIT: "2-3", **{f"shop/{name}.py::total": "4-8" for name in FILES}}
 """Where each function is, as the real files have it."""
+BODY = {GROSS: (2,), NET: (6,), **{f"shop/{name}.py::total": (5, 6, 7, 8) for name in FILES}}
+"""The lines a test that enters each function runs of it, as a run on Python 3.12 and later records them."""
+
+
+def ran(*functions: str) -> list[str]:
+    """A scripted test's `runs`: each function with the lines it runs of it."""
+    return [f"{function}:{line}" for function in functions for line in BODY[function]]
 
 
 @dataclass
@@ -160,7 +167,7 @@ class Shop:
             helper = f"shop/{name}.py::total"
             for index, (items, expected) in enumerate((([10], 12.0), ([10, 10], 24.0))):
                 node_id = f"tests/test_{name}.py::test_total[items{index}-{expected}]"
-                fields: dict[str, Any] = {"markers": ["parametrize"], "line": 7, "runs": [helper, GROSS]}
+                fields: dict[str, Any] = {"markers": ["parametrize"], "line": 7, "runs": ran(helper, GROSS)}
                 if GROSS in wrong:
                     got = round(sum(round(item * 1.3, 2) for item in items), 2)
                     fields |= failed(f"tests/test_{name}.py:8", got, expected)
@@ -175,23 +182,23 @@ class Shop:
                     "E       AssertionError: fails the first time it runs\n\ntests/test_flaky.py:12: AssertionError"
                 ),
                 line=8,
-                runs=[NET],
+                runs=ran(NET),
             )
         if self.many:
             for n in range(1, MANY + 1):
                 expected = round(n * 1.2, 2)
-                fields = {"markers": ["parametrize"], "line": 7, "runs": [GROSS]}
+                fields = {"markers": ["parametrize"], "line": 7, "runs": ran(GROSS)}
                 if GROSS in wrong:
                     fields |= failed("tests/test_many.py:8", round(n * 1.3, 2), expected)
                 runner.script(f"tests/test_many.py::test_gross[{n}-{expected}]", **fields)
         net = failed("tests/test_price.py:5", 9.23, 10.0) if NET in wrong else {}
-        runner.script("tests/test_price.py::test_net", line=4, runs=[NET], **net)
+        runner.script("tests/test_price.py::test_net", line=4, runs=ran(NET), **net)
         if self.rates:
             runner.run_at_import(RATES_INIT)  # no test enters it: it runs as test_rates.py is imported
             vat = failed("tests/test_rates.py:6", 12, 1.2) if RATES_INIT in wrong else {}
             runner.script(VAT, line=4, **vat)
         for function, lines in LINES.items():
-            if any(function in test.runs for test in runner.tests) or (self.rates and function == RATES_INIT):
+            if any(function in test.functions for test in runner.tests) or (self.rates and function == RATES_INIT):
                 runner.define(function, lines)
         return runner
 
