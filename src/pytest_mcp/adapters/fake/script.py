@@ -135,12 +135,12 @@ class ScriptedTest(BaseModel):
     def _function_keys(cls, value: Any) -> Any:
         return checked_functions(value)
 
-    @property
+    @cached_property
     def functions(self) -> tuple[str, ...]:
         """The keys of the functions it runs, once each, whether `runs` names their lines or not."""
         return tuple(dict.fromkeys(checked_run(entry)[0] for entry in self.runs))
 
-    @property
+    @cached_property
     def lines(self) -> tuple[tuple[str, int], ...]:
         """The (function key, line) pairs `runs` names: what a run on Python 3.12 and later records."""
         pairs = (checked_run(entry) for entry in self.runs)
